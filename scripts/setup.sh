@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Install what Caracal needs on Debian 12, then create the Python venv.
+# As root, missing Debian packages are installed with apt-get; otherwise we
+# print the exact command to run and stop.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PKGS=(build-essential cmake gfortran pkg-config binutils
+      openmpi-bin libopenmpi-dev mpich libmpich-dev
+      hwloc libhwloc-dev python3 python3-venv python3-dev netpipe-openmpi)
+
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "setup: installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "setup: missing Debian packages; run: sudo apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+
+# The venv uses Debian's python3 so that python3-venv (installed above) is what makes it.
+PY=/usr/bin/python3
+stamp=.venv/.caracal-installed
+if [ ! -x .venv/bin/python ] || [ pyproject.toml -nt "$stamp" ]; then
+  [ -x .venv/bin/python ] || "$PY" -m venv .venv
+  .venv/bin/pip install -q --upgrade pip >/dev/null
+  .venv/bin/pip install -q -e '.[test]'
+  touch "$stamp"
+fi

@@ -1,0 +1,34 @@
+"""Shared fixtures: the repository root, the built trees, and a way to run the CLI."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILDS = {"openmpi": ROOT / "build", "mpich": ROOT / "build-mpich"}
+
+
+def run_cli(*args, cwd=None, check=False, timeout=600, env=None):
+    """Run `caracal ARGS...` in a subprocess; returns CompletedProcess (text)."""
+    e = dict(os.environ)
+    e.update(env or {})
+    p = subprocess.run([sys.executable, "-m", "caracal", *map(str, args)], cwd=cwd,
+                       capture_output=True, text=True, timeout=timeout, env=e)
+    if check and p.returncode != 0:
+        raise AssertionError(f"caracal {' '.join(map(str, args))} failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
+    return p
+
+
+@pytest.fixture(params=["openmpi", "mpich"])
+def mpi(request):
+    """Each test using this fixture runs once per MPI library."""
+    if not (BUILDS[request.param] / "lib" / "libcaracal.so").exists():
+        pytest.fail(f"{request.param} build missing: run make test")
+    return request.param
+
+
+@pytest.fixture
+def cli():
+    return run_cli

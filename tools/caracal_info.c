@@ -1,0 +1,18 @@
+/* caracal-info: prints Caracal's version and settings table as JSON. */
+#include <caracal.h>
+#include <stdio.h>
+#include <string.h>
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "--version")) {
+        printf("%s\n", caracal_version());
+        return 0;
+    }
+    if (argc > 1) {
+        fprintf(stderr, "caracal-info: unknown option %s (usage: caracal-info [--version])\n", argv[1]);
+        return 2;
+    }
+    caracal_print_settings();
+    return 0;
+}
