@@ -93,7 +93,7 @@ def run(args):
 
 def report_profile(out: Path, rc: int):
     try:
-        from ..profile import finish_profile  # merges per-rank partial pieces if the job died
+        from ..partial import finish_profile  # merges per-rank partial pieces if the job died
     except ImportError:
         finish_profile = None
     state = finish_profile(out) if finish_profile else ("complete" if out.exists() else None)
