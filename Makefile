@@ -25,8 +25,9 @@ build: setup build-$(MPI)
 
 build-openmpi build-mpich: build-%: setup
 	@cmake -S . -B $(BUILD_$*) -DCARACAL_MPI=$* -DCMAKE_BUILD_TYPE=RelWithDebInfo >$(BUILD_$*).cmake.log 2>&1 || { cat $(BUILD_$*).cmake.log; exit 1; }
-	@cmake --build $(BUILD_$*) -j $(JOBS) -- --no-print-directory 2>&1 | grep -vE '^\[ *[0-9]+%\]|^-- |(Entering|Leaving) directory' || true
-	@test -f $(BUILD_$*)/lib/libcaracal.so || { echo "build failed for $*" >&2; exit 1; }
+	@cmake --build $(BUILD_$*) -j $(JOBS) -- --no-print-directory >$(BUILD_$*).build.log 2>&1 || \
+	  { grep -vE '^\[ *[0-9]+%\]|(Entering|Leaving) directory' $(BUILD_$*).build.log; echo "build failed for $* (log: $(BUILD_$*).build.log)" >&2; exit 1; }
+	@echo "built $* in $(BUILD_$*)/ (library $(BUILD_$*)/lib/libcaracal.so)"
 
 demo: build-openmpi
 	@mkdir -p demo-out
@@ -47,4 +48,4 @@ bench: build-openmpi build-mpich
 	.venv/bin/python bench/run_all.py
 
 clean:
-	rm -rf build build-mpich build.cmake.log build-mpich.cmake.log
+	rm -rf build build-mpich build*.log
