@@ -109,6 +109,64 @@ def parse(text):
     return funcs
 
 
+# ---- Fortran ----
+# Open MPI's Fortran bindings call PMPI_* directly, so C wrappers never see Fortran callers.
+# Caracal therefore exports the Fortran symbols too (mpi_send_, mpi_send__, mpi_send, MPI_SEND,
+# and Open MPI's mpi_send_f08_): each wrapper accounts for the call and passes every argument
+# unchanged to the library's own PMPI Fortran entry (pmpi_send_, found with dlsym). Fortran
+# passes everything by reference plus one hidden length per CHARACTER argument, so the
+# arguments are all pointer-sized integers and a pass-through needs only their number.
+# MPICH's Fortran entries call the C MPI_* functions: the profiler's per-thread depth flag
+# keeps those nested calls from being counted twice.
+FORTRAN_SKIP = {"MPI_Pcontrol", "MPI_Wtime", "MPI_Wtick"}  # Pcontrol: src/prof/profiler.c
+FORTRAN_NARGS = {"MPI_Init": 1, "MPI_Init_thread": 3}      # no argc/argv in Fortran
+
+
+def fortran_functions(funcs, hand):
+    out = []
+    for name in sorted(funcs):
+        if not name.startswith("MPI_") or name.startswith(SKIP_PREFIXES) or SKIP_PATTERN.search(name):
+            continue
+        if "P" + name not in funcs or name in FORTRAN_SKIP:
+            continue
+        if re.search(r"(c2f|f2c|f082c|c2f08)", name, re.I) or (name.endswith("_c") and name[:-2] in funcs):
+            continue
+        ret, params = funcs[name]
+        if ret != "int":
+            continue
+        plist = [] if params in ("", "void") else split_params(params)
+        if any(p == "..." for p in plist):
+            continue
+        nargs = FORTRAN_NARGS.get(name, len(plist) + 1 + sum("char" in p for p in plist))
+        out.append((name, nargs))
+    return out
+
+
+def write_fortran(c, fortran):
+    c.write("\n/* ---- Fortran entry points (see gen_wrappers.py) ---- */\n")
+    c.write('#include "prof/fhooks.h"\n\n')
+    for name, n in fortran:
+        low = name.lower()
+        params = ", ".join(f"void *a{i}" for i in range(n))
+        args = ", ".join(f"a{i}" for i in range(n))
+        types = ", ".join(["void *"] * n)
+        for flavor, suffix, names in ((0, "_", [low + "_", low + "__", low, name.upper()]),
+                                      (1, "_f08_", [low + "_f08_"])):
+            impl = f"caracal_f{flavor}_{name}"
+            c.write(f"static caracal_fptr fp{flavor}_{name};\n")
+            c.write(f"void {impl}({params});\n")
+            c.write(f"void {impl}({params})\n{{\n")
+            c.write(f"    if (!fp{flavor}_{name})\n")
+            c.write(f'        fp{flavor}_{name} = caracal_fortran_target("p{low}{suffix}");\n')
+            c.write(f"    void (*t_)({types}) = (void (*)({types}))fp{flavor}_{name};\n")
+            c.write(f"#ifdef CARACAL_FHOOK_{name}\n    CARACAL_FHOOK_{name}({flavor}, t_, {args});\n#else\n")
+            c.write(f"    CARACAL_PROF_ENTER(CARACAL_FN_{name});\n    t_({args});\n")
+            c.write(f"    CARACAL_PROF_EXIT(0);\n#endif\n}}\n")
+            for sym in names:
+                c.write(f'void {sym}({types}) __attribute__((alias("{impl}")));\n')
+            c.write("\n")
+
+
 def main(preprocessed, interpose_def, out_c, out_h):
     impl, hand = read_def(interpose_def)
     funcs = parse(open(preprocessed).read())
@@ -172,7 +230,11 @@ def main(preprocessed, interpose_def, out_c, out_h):
             c.write(f"    CARACAL_PROF_ENTER(CARACAL_FN_{name});\n")
             c.write(f"    {ret} rc = {target}({args});\n")
             c.write(f"    CARACAL_PROF_EXIT(CARACAL_FN_{name});\n    return rc;\n#endif\n}}\n\n")
-    print(f"gen_wrappers: {len(wrapped)} MPI functions interposed, {len(skipped)} skipped", file=sys.stderr)
+        known = {w[0] for w in wrapped} | hand
+        fortran = [f for f in fortran_functions(funcs, hand) if f[0] in known]
+        write_fortran(c, fortran)
+    print(f"gen_wrappers: {len(wrapped)} MPI functions interposed, {len(skipped)} skipped, "
+          f"{len(fortran)} Fortran entry points", file=sys.stderr)
 
 
 if __name__ == "__main__":
