@@ -56,7 +56,7 @@ static void read_facts(void)
     PMPI_Get_library_version(lib, &len);
     lib[len < (int)sizeof lib ? len : (int)sizeof lib - 1] = 0;
     lib[strcspn(lib, "\n")] = 0;
-    snprintf(caracal_prof_library, sizeof caracal_prof_library, "%s", lib);
+    snprintf(caracal_prof_library, sizeof caracal_prof_library, "%.255s", lib);
     PMPI_Get_version(&v, &sv);
     snprintf(caracal_prof_mpi_version, sizeof caracal_prof_mpi_version, "%d.%d", v, sv);
     ssize_t k = readlink("/proc/self/exe", caracal_prof_program, sizeof caracal_prof_program - 1);
