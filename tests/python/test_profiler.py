@@ -1,0 +1,165 @@
+"""The profiler against a known workload (tests/c/prof_workload.c and its Fortran twin):
+counts, bytes, histograms, the traffic matrix, collectives and call sites must match the
+exact numbers below, at 1-4 ranks, on Open MPI and MPICH."""
+import json
+import os
+import re
+import subprocess
+
+import pytest
+
+from conftest import BUILDS, ROOT
+
+SRC = ROOT / "tests" / "c"
+
+
+def expected(n):
+    """What prof_workload does on n ranks, summed over ranks (see the source)."""
+    p = n - 1  # peers per rank
+    calls = {
+        "MPI_Comm_rank": (n, 0), "MPI_Comm_size": (n, 0),
+        "MPI_Send": (n * (3 * p + 1), n * 300 * p),      # K=3 x 100 B per peer, plus one to MPI_PROC_NULL
+        "MPI_Recv": (n * 3 * p, n * 300 * p),
+        "MPI_Irecv": (n * p, n * 400 * p),               # bytes known at MPI_Waitall
+        "MPI_Isend": (n * p, n * 400 * p),
+        "MPI_Waitall": (n, 0),
+        "MPI_Sendrecv": (2 * n, 2 * n * 80),             # 40 B each way, twice
+        "MPI_Bcast": (5 * n, 5 * n * 64),
+        "MPI_Allreduce": (2 * n, 2 * n * 16),
+        "MPI_Barrier": (n, 0),                           # the paused one is not counted
+    }
+    calls = {k: v for k, v in calls.items() if v[0]}
+    msgs = [[0] * n for _ in range(n)]
+    nbytes = [[0] * n for _ in range(n)]
+    for r in range(n):
+        for q in range(n):
+            if q != r:
+                msgs[r][q] += 3 + 1
+                nbytes[r][q] += 300 + 400
+        nxt = (r + 1) % n
+        msgs[r][nxt] += 2
+        nbytes[r][nxt] += 80
+    roots = {}
+    for i in range(5):
+        roots[str(i % n)] = roots.get(str(i % n), 0) + 1
+    coll = {
+        "MPI_Bcast": {"count": 5, "bytes": 5 * 64 * n, "roots": roots, "root_changes": 4 if n > 1 else 0},
+        "MPI_Allreduce": {"count": 2, "bytes": 2 * 16 * n, "roots": {}, "root_changes": 0},
+        "MPI_Barrier": {"count": 1, "bytes": 0, "roots": {}, "root_changes": 0},
+    }
+    return calls, msgs, nbytes, coll
+
+
+def marker_line(src, marker):
+    for i, line in enumerate(src.read_text().splitlines(), 1):
+        if marker in line:
+            return i
+    raise AssertionError(f"{marker} not in {src}")
+
+
+def run_profiled(cli, mpi, n, prog, out, *args, env=()):
+    exe = BUILDS[mpi] / "bin" / prog
+    extra = [a for kv in env for a in ("--env", kv)]
+    return cli("run", "--mpi", mpi, "-n", n, "--profile", out, *extra, "--", exe, *args, timeout=300)
+
+
+def check_document(d, n, mpi):
+    calls, msgs, nbytes, coll = expected(n)
+    assert d["schema"] == "caracal.profile/1"
+    assert d["partial"] is False and d["missing_ranks"] == []
+    assert d["mpi_library"].startswith({"openmpi": "Open MPI", "mpich": "MPICH"}[mpi])
+    assert d["nranks"] == n
+    assert [r["rank"] for r in d["ranks"]] == list(range(n))
+    for r in d["ranks"]:
+        assert r["comm_sizes"] == {str(n): 1}
+        assert 0 < r["time_mpi"] <= r["time_total"]
+    assert {c["call"]: (c["count"], c["bytes"]) for c in d["calls"]} == calls
+    send = next(c for c in d["calls"] if c["call"] == "MPI_Send")
+    hist = [[0, n, 0]] + ([[7, 3 * (n - 1) * n, 300 * (n - 1) * n]] if n > 1 else [])
+    assert send["histogram"] == hist  # 100 B lies in bin 7 = [64, 128)
+    assert d["traffic"] == {"messages": msgs, "bytes": nbytes}
+    got = {c["call"]: {k: c[k] for k in ("count", "bytes", "roots", "root_changes")}
+           for c in d["collectives"] if c["comm_size"] == n}
+    assert got == coll
+    assert all(c["comm_size"] == n for c in d["collectives"])
+    # call sites add up to the per-call totals
+    for call, (count, nb) in calls.items():
+        sites = [s for s in d["callsites"] if s["call"] == call]
+        assert sum(s["count"] for s in sites) == count
+        assert sum(s["bytes"] for s in sites) == nb
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+@pytest.mark.parametrize("prog,src,function", [
+    ("prof_workload", "prof_workload.c", "main"),
+    ("prof_workload_f", "prof_workload_f.f90", "MAIN__"),
+])
+def test_known_workload(cli, mpi, n, prog, src, function, tmp_path):
+    out = tmp_path / "p.json"
+    p = run_profiled(cli, mpi, n, prog, out)
+    assert p.returncode == 0, p.stderr
+    d = json.loads(out.read_text())
+    check_document(d, n, mpi)
+    # the Bcast call site: the application's line, not a Caracal frame
+    line = marker_line(SRC / src, "SITE:bcast")
+    sites = [s for s in d["callsites"] if s["call"] == "MPI_Bcast"]
+    assert len(sites) == 1
+    s = sites[0]
+    assert (s["function"], os.path.basename(s["file"]), s["line"]) == (function, src, line)
+    assert s["module"] == str(BUILDS[mpi] / "bin" / prog)
+    assert s["per_rank"]["count"] == [5] * n
+    assert s["histogram"] == [[7, 5 * n, 5 * n * 64]]
+    # rank 0's short summary on stderr
+    assert f"caracal: profile of {n} ranks written to {out}" in p.stderr
+
+
+def test_linked_without_preload(mpi, tmp_path):
+    """-lcaracal instead of LD_PRELOAD gives the same document."""
+    from caracal import launch
+    out = tmp_path / "p.json"
+    cmd = launch.mpiexec_command(mpi, 2, [str(BUILDS[mpi] / "bin" / "prof_workload_linked")],
+                                 env={"CARACAL_PROFILE": str(out)})
+    p = subprocess.run(cmd, env=launch.launcher_env(), capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert "LD_PRELOAD" not in os.environ
+    check_document(json.loads(out.read_text()), 2, mpi)
+
+
+def test_resolve_off_keeps_sites(cli, mpi, tmp_path):
+    out = tmp_path / "p.json"
+    p = run_profiled(cli, mpi, 2, "prof_workload", out, env=["CARACAL_PROFILE_RESOLVE=0"])
+    assert p.returncode == 0, p.stderr
+    d = json.loads(out.read_text())
+    check_document(d, 2, mpi)
+    assert all(s["file"] is None and s["line"] is None for s in d["callsites"])
+    assert {s["module"] for s in d["callsites"]} == {str(BUILDS[mpi] / "bin" / "prof_workload")}
+
+
+def test_unknown_setting_warns_once(cli, mpi, tmp_path):
+    p = run_profiled(cli, mpi, 2, "prof_workload", tmp_path / "p.json", env=["CARACAL_FOO=1"])
+    assert p.returncode == 0, p.stderr
+    lines = [l for l in p.stderr.splitlines() if "CARACAL_FOO" in l]
+    assert len(lines) == 1 and "unknown setting CARACAL_FOO" in lines[0], p.stderr
+
+
+@pytest.mark.parametrize("mode", ["abort", "segv"])
+def test_partial_profile(cli, mpi, mode, tmp_path):
+    """The last rank calls MPI_Abort or segfaults: what the ranks had is still there."""
+    n = 3
+    out = tmp_path / "p.json"
+    p = run_profiled(cli, mpi, n, "prof_crash", out, mode)
+    assert p.returncode != 0
+    assert "partial profile written" in p.stderr
+    d = json.loads(out.read_text())
+    assert d["partial"] is True
+    present = [r["rank"] for r in d["ranks"]]
+    assert n - 1 in present  # the rank that aborted or crashed wrote its piece
+    assert sorted(present + d["missing_ranks"]) == list(range(n))
+    assert all(r["partial"] for r in d["ranks"])
+    calls = {c["call"]: (c["count"], c["bytes"]) for c in d["calls"]}
+    k = len(present)
+    assert calls["MPI_Bcast"] == (3 * k, 3 * k * 16)
+    assert calls["MPI_Send"] == (2 * k, 0)
+    assert d["traffic"]["messages"] == [[0] * n for _ in range(n)]
+    assert [c["root_calls"] for c in d["collectives"] if c["call"] == "MPI_Bcast"] == [{"0": 3 * k}]
+    assert not list(tmp_path.glob("p.json.rank*"))  # pieces merged and removed
