@@ -138,30 +138,51 @@ def fortran_functions(funcs, hand):
         if any(p == "..." for p in plist):
             continue
         nargs = FORTRAN_NARGS.get(name, len(plist) + 1 + sum("char" in p for p in plist))
-        out.append((name, nargs))
+        out.append((name, nargs, any(re.search(r"\bvoid\s*\*", p) for p in plist)))
     return out
+
+
+FORTRAN_LIFETIME = {"MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Abort"}
 
 
 def write_fortran(c, fortran):
     c.write("\n/* ---- Fortran entry points (see gen_wrappers.py) ---- */\n")
     c.write('#include "prof/fhooks.h"\n\n')
-    for name, n in fortran:
+    for name, n, has_buf in fortran:
         low = name.lower()
         params = ", ".join(f"void *a{i}" for i in range(n))
         args = ", ".join(f"a{i}" for i in range(n))
         types = ", ".join(["void *"] * n)
-        for flavor, suffix, names in ((0, "_", [low + "_", low + "__", low, name.upper()]),
-                                      (1, "_f08_", [low + "_f08_"])):
+        # flavor 0: mpif.h / `use mpi`; 1: mpi_f08 (Open MPI's name, MPICH's for calls without
+        # a choice buffer); 2: MPICH's mpi_f08 name for calls with a choice buffer (f08ts).
+        flavors = [(0, [low + "_", low + "__", low, name.upper()]), (1, [low + "_f08_"])]
+        if has_buf:
+            flavors.append((2, [low + "_f08ts_"]))
+        for flavor, names in flavors:
             impl = f"caracal_f{flavor}_{name}"
-            c.write(f"static caracal_fptr fp{flavor}_{name};\n")
+            fp = f"fp{flavor}_{name}"
+            c.write(f"static caracal_fptr {fp};\n")
             c.write(f"void {impl}({params});\n")
             c.write(f"void {impl}({params})\n{{\n")
-            c.write(f"    if (!fp{flavor}_{name})\n")
-            c.write(f'        fp{flavor}_{name} = caracal_fortran_target("p{low}{suffix}");\n')
-            c.write(f"    void (*t_)({types}) = (void (*)({types}))fp{flavor}_{name};\n")
-            c.write(f"#ifdef CARACAL_FHOOK_{name}\n    CARACAL_FHOOK_{name}({flavor}, t_, {args});\n#else\n")
+            if flavor == 0:
+                resolve = f'caracal_fortran_target("p{low}_")'
+            elif flavor == 1:
+                resolve = (f'(CARACAL_F08_SITE_ONLY ? caracal_fortran_next("{low}_f08_")'
+                           f' : caracal_fortran_target("p{low}_f08_"))')
+            else:
+                resolve = f'caracal_fortran_next("{low}_f08ts_")'
+            c.write(f"    if (!{fp})\n        {fp} = {resolve};\n")
+            c.write(f"    void (*t_)({types}) = (void (*)({types})){fp};\n")
+            site_only = flavor == 2 or (flavor == 1 and name not in FORTRAN_LIFETIME)
+            if site_only:
+                c.write(f"#if CARACAL_F08_SITE_ONLY && !defined(CARACAL_FHOOK_{name})\n" if flavor == 1 else "#if 1\n")
+                c.write(f"    CARACAL_F08_SITE(CARACAL_FN_{name}, t_({args}));\n#else\n")
+            c.write(f"#ifdef CARACAL_FHOOK_{name}\n    CARACAL_FHOOK_{name}({'0' if flavor == 0 else 'CARACAL_F08_K'}, t_, {args});\n#else\n")
             c.write(f"    CARACAL_PROF_ENTER(CARACAL_FN_{name});\n    t_({args});\n")
-            c.write(f"    CARACAL_PROF_EXIT(0);\n#endif\n}}\n")
+            c.write("    CARACAL_PROF_EXIT(0);\n#endif\n")
+            if site_only:
+                c.write("#endif\n")
+            c.write("}\n")
             for sym in names:
                 c.write(f'void {sym}({types}) __attribute__((alias("{impl}")));\n')
             c.write("\n")

@@ -4,8 +4,7 @@
  * wrapper: K is 0 for mpif.h / `use mpi` symbols, 1 for Open MPI's mpi_f08 symbols; t is
  * the library's own Fortran entry, called with the arguments unchanged. Arguments are
  * pointers to Fortran INTEGERs (handles are converted with PMPI_*_f2c for accounting
- * only); the last one is IERROR (NULL when an f08 caller omits it). Statuses are read
- * only for K == 0: the f08 status layout and MPI_STATUS_IGNORE are not visible from C. */
+ * only); the last one is IERROR (NULL when an f08 caller omits it). */
 #ifndef CARACAL_PROF_FHOOKS_H
 #define CARACAL_PROF_FHOOKS_H
 #include "prof/hooks.h"
@@ -17,6 +16,48 @@ typedef void (*caracal_fptr)(void);
 /** The library's Fortran entry NAME (pmpi_send_), or the next definition of the
  * mpi_ name itself; exits with a clear message if the library has neither. */
 caracal_fptr caracal_fortran_target(const char *name);
+
+/** The next definition of NAME after libcaracal (the library's own mpi_ entry). */
+caracal_fptr caracal_fortran_next(const char *name);
+
+/* MPICH's mpi_f08 entry points (mpi_send_f08ts_, mpi_wait_f08_) mostly call the C MPI_*
+ * functions, whose wrappers do the exact accounting; only the call site would be wrong
+ * (inside libmpichfort). So there the f08 wrapper just lends the C wrapper its return
+ * address, and counts the call itself only if no C wrapper was reached (some call PMPI_*).
+ * Open MPI's mpi_f08 calls PMPI_* directly: there the f08 wrappers account like mpif.h's. */
+#ifdef MPICH_VERSION
+#define CARACAL_F08_SITE_ONLY 1
+#else
+#define CARACAL_F08_SITE_ONLY 0
+#endif
+#define CARACAL_F08_SITE(FN, CALL)                                                       \
+    if (!caracal_prof_on || caracal_prof_depth) {                                        \
+        CALL;                                                                            \
+        return;                                                                          \
+    }                                                                                    \
+    caracal_site_override = CARACAL_RA;                                                  \
+    caracal_site_seen = 0;                                                               \
+    uint64_t t0_ = caracal_now();                                                        \
+    CALL;                                                                                \
+    uint64_t t1_ = caracal_now();                                                        \
+    caracal_site_override = NULL;                                                        \
+    if (!caracal_site_seen && caracal_prof_on) {                                         \
+        caracal_call c_ = {.active = 1, .fn = FN, .ra = CARACAL_RA, .t0 = t0_, .t1 = t1_, .site = -1}; \
+        caracal_prof_commit(&c_);                                                        \
+    }
+
+/* K for mpi_f08 entry points that have a hook: 1 (Open MPI: its f08 status is the mpif.h
+ * one, with the same MPI_STATUS_IGNORE), 2 (MPICH: MPI_F08_status and its own IGNORE). */
+#define CARACAL_F08_K (CARACAL_F08_SITE_ONLY ? 2 : 1)
+#ifdef MPICH_VERSION
+#define CARACAL_FSTATUS_IGNORE(K) ((K) == 2 ? (void *)MPI_F08_STATUS_IGNORE : (void *)MPI_F_STATUS_IGNORE)
+#define CARACAL_FSTATUSES_IGNORE(K) ((K) == 2 ? (void *)MPI_F08_STATUSES_IGNORE : (void *)MPI_F_STATUSES_IGNORE)
+#else
+#define CARACAL_FSTATUS_IGNORE(K) ((void *)MPI_F_STATUS_IGNORE)
+#define CARACAL_FSTATUSES_IGNORE(K) ((void *)MPI_F_STATUSES_IGNORE)
+#endif
+/** A Fortran status (mpif.h layout, or MPI_F08_status when K == 2) as a C one. */
+int caracal_fstatus_to_c(int K, const void *fst, MPI_Status *st);
 
 #define CARACAL_FI(x) (*(const MPI_Fint *)(x))
 #define CARACAL_FCOMM(x) PMPI_Comm_f2c(CARACAL_FI(x))
@@ -68,8 +109,9 @@ caracal_fptr caracal_fortran_target(const char *name);
 /* A local status when the caller passes MPI_STATUS_IGNORE, so received bytes are known. */
 #define CARACAL_FSTATUS(K, st) \
     MPI_Fint fs_[CARACAL_FSTATUS_INTS]; \
-    void *sp_ = (!(K) && caracal_prof_on && (st) == (void *)MPI_F_STATUS_IGNORE) ? (void *)fs_ : (st)
-#define CARACAL_FACCT_STATUS(K) if (!(K)) caracal_acct_fstatus(&c_, (const MPI_Fint *)sp_)
+    void *sp_ = (caracal_prof_on && (st) == CARACAL_FSTATUS_IGNORE(K)) ? (void *)fs_ : (st)
+#define CARACAL_FACCT_STATUS(K) \
+    do { MPI_Status cs_; if (!caracal_fstatus_to_c(K, sp_, &cs_)) caracal_acct_status(&c_, &cs_); } while (0)
 
 #define CARACAL_FHOOK_MPI_Recv(K, t, b, n, ty, src, tag, cm, st, ierr) \
     CARACAL_FSTATUS(K, st);                                            \
@@ -86,7 +128,7 @@ caracal_fptr caracal_fortran_target(const char *name);
                   CARACAL_FACCT_STATUS(K))
 #define CARACAL_FHOOK_MPI_Irecv(K, t, b, n, ty, src, tag, cm, rq, ierr)         \
     CARACAL_FWRAP(MPI_Irecv, ierr, t(b, n, ty, src, tag, cm, rq, ierr), c_.nohist = 1); \
-    if (c_.active && !(K) && CARACAL_FOK(ierr)) caracal_req_track_recv(CARACAL_FREQ(rq), c_.fn, c_.site)
+    if (c_.active && CARACAL_FOK(ierr)) caracal_req_track_recv(CARACAL_FREQ(rq), c_.fn, c_.site)
 
 #define CARACAL_FHOOK_MPI_Send_init(K, t, b, n, ty, d, tag, cm, rq, ierr)        \
     CARACAL_FWRAP(MPI_Send_init, ierr, t(b, n, ty, d, tag, cm, rq, ierr), (void)0); \
@@ -95,7 +137,7 @@ caracal_fptr caracal_fortran_target(const char *name);
                                CARACAL_FCOMM(cm), c_.fn, c_.site)
 #define CARACAL_FHOOK_MPI_Recv_init(K, t, b, n, ty, src, tag, cm, rq, ierr)     \
     CARACAL_FWRAP(MPI_Recv_init, ierr, t(b, n, ty, src, tag, cm, rq, ierr), c_.nohist = 1); \
-    if (c_.active && !(K) && CARACAL_FOK(ierr))                                  \
+    if (c_.active && CARACAL_FOK(ierr))                                  \
         caracal_req_persistent(CARACAL_FREQ(rq), 0, 0, MPI_DATATYPE_NULL, 0, MPI_COMM_NULL, c_.fn, c_.site)
 #define CARACAL_FHOOK_MPI_Start(K, t, rq, ierr) \
     CARACAL_FWRAP(MPI_Start, ierr, t(rq, ierr), caracal_req_start(&c_, CARACAL_FREQ(rq)))
@@ -107,20 +149,20 @@ caracal_fptr caracal_fortran_target(const char *name);
     CARACAL_FWRAP(MPI_Comm_free, ierr, t(cm, ierr), (void)0)
 
 /* Completion (fwaits.c): tracked receives get their bytes from the Fortran statuses. */
-void caracal_fwait(void (*t)(void *, void *, void *), void *ra, void *rq, void *st, void *ierr);
-void caracal_ftest(void (*t)(void *, void *, void *, void *), void *ra, void *rq, void *flag, void *st,
+void caracal_fwait(int K, void (*t)(void *, void *, void *), void *ra, void *rq, void *st, void *ierr);
+void caracal_ftest(int K, void (*t)(void *, void *, void *, void *), void *ra, void *rq, void *flag, void *st,
                    void *ierr);
-void caracal_fwaitall(void (*t)(void *, void *, void *, void *), void *ra, void *n, void *rqs, void *sts,
+void caracal_fwaitall(int K, void (*t)(void *, void *, void *, void *), void *ra, void *n, void *rqs, void *sts,
                       void *ierr);
 #define CARACAL_FHOOK_MPI_Wait(K, t, rq, st, ierr)                          \
-    if (!caracal_prof_on || (K)) { CARACAL_FWRAP(MPI_Wait, ierr, t(rq, st, ierr), (void)0); } \
-    else caracal_fwait(t, CARACAL_RA, rq, st, ierr)
+    if (!caracal_prof_on) { CARACAL_FWRAP(MPI_Wait, ierr, t(rq, st, ierr), (void)0); } \
+    else caracal_fwait(K, t, CARACAL_RA, rq, st, ierr)
 #define CARACAL_FHOOK_MPI_Test(K, t, rq, flag, st, ierr)                    \
-    if (!caracal_prof_on || (K)) { CARACAL_FWRAP(MPI_Test, ierr, t(rq, flag, st, ierr), (void)0); } \
-    else caracal_ftest(t, CARACAL_RA, rq, flag, st, ierr)
+    if (!caracal_prof_on) { CARACAL_FWRAP(MPI_Test, ierr, t(rq, flag, st, ierr), (void)0); } \
+    else caracal_ftest(K, t, CARACAL_RA, rq, flag, st, ierr)
 #define CARACAL_FHOOK_MPI_Waitall(K, t, n, rqs, sts, ierr)                  \
-    if (!caracal_prof_on || (K)) { CARACAL_FWRAP(MPI_Waitall, ierr, t(n, rqs, sts, ierr), (void)0); } \
-    else caracal_fwaitall(t, CARACAL_RA, n, rqs, sts, ierr)
+    if (!caracal_prof_on) { CARACAL_FWRAP(MPI_Waitall, ierr, t(n, rqs, sts, ierr), (void)0); } \
+    else caracal_fwaitall(K, t, CARACAL_RA, n, rqs, sts, ierr)
 
 /* ---- collectives (same byte rules as the C hooks) ---- */
 #define CARACAL_FROOT(FN, slot, ierr, CALL, cm, root, bytes) \

@@ -31,10 +31,3 @@ void caracal_acct_status(caracal_call *c, const MPI_Status *st)
         PMPI_Get_elements_x(st, MPI_BYTE, &n) == MPI_SUCCESS && n > 0 && n != MPI_UNDEFINED)
         c->bytes += (uint64_t)n;
 }
-
-void caracal_acct_fstatus(caracal_call *c, const MPI_Fint *fst)
-{
-    MPI_Status st;
-    if (fst && fst != MPI_F_STATUS_IGNORE && PMPI_Status_f2c(fst, &st) == MPI_SUCCESS)
-        caracal_acct_status(c, &st);
-}

@@ -47,6 +47,11 @@ extern int caracal_prof_on;
  * Fortran bindings call the C MPI_* functions) are not counted twice. */
 extern __thread int caracal_prof_depth __attribute__((tls_model("initial-exec")));
 
+/** Set by an MPICH mpi_f08 entry point while it runs: the C wrapper it reaches records
+ * this (the Fortran caller's) return address instead of its own, and says so. */
+extern __thread void *caracal_site_override __attribute__((tls_model("initial-exec")));
+extern __thread int caracal_site_seen __attribute__((tls_model("initial-exec")));
+
 static inline uint64_t caracal_now(void)
 {
     struct timespec ts;
@@ -62,6 +67,10 @@ static inline void caracal_prof_enter(caracal_call *c, int fn, void *ra)
         c->active = 1;
         c->fn = fn;
         c->ra = ra;
+        if (caracal_site_override) {
+            c->ra = caracal_site_override;
+            caracal_site_seen = 1;
+        }
         c->bytes = 0;
         c->nohist = 0;
         c->site = -1;
@@ -92,7 +101,6 @@ void caracal_prof_reset(int nranks);
 /* p2p.c: point-to-point accounting */
 void caracal_acct_send(caracal_call *c, MPI_Count count, MPI_Datatype type, int dest, MPI_Comm comm);
 void caracal_acct_status(caracal_call *c, const MPI_Status *st);
-void caracal_acct_fstatus(caracal_call *c, const MPI_Fint *st);
 
 /* coll.c: collectives (root < 0 and slot < 0: not rooted) */
 void caracal_acct_coll(caracal_call *c, MPI_Comm comm, uint64_t bytes, int slot, int root);

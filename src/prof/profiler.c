@@ -137,3 +137,5 @@ void mpi_pcontrol_(const MPI_Fint *) __attribute__((alias("caracal_f_pcontrol"))
 void mpi_pcontrol__(const MPI_Fint *) __attribute__((alias("caracal_f_pcontrol")));
 void mpi_pcontrol(const MPI_Fint *) __attribute__((alias("caracal_f_pcontrol")));
 void MPI_PCONTROL(const MPI_Fint *) __attribute__((alias("caracal_f_pcontrol")));
+/* mpi_f08 (both libraries): MPICH's calls PMPI_Pcontrol directly, so it must be caught here. */
+void mpi_pcontrol_f08_(const MPI_Fint *) __attribute__((alias("caracal_f_pcontrol")));

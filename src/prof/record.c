@@ -5,6 +5,8 @@
 
 int caracal_prof_on;
 __thread int caracal_prof_depth __attribute__((tls_model("initial-exec")));
+__thread void *caracal_site_override __attribute__((tls_model("initial-exec")));
+__thread int caracal_site_seen __attribute__((tls_model("initial-exec")));
 caracal_prof_state caracal_prof;
 
 int caracal_hist_bin(uint64_t bytes)

@@ -93,6 +93,7 @@ def check_document(d, n, mpi):
 @pytest.mark.parametrize("prog,src,function", [
     ("prof_workload", "prof_workload.c", "main"),
     ("prof_workload_f", "prof_workload_f.f90", "MAIN__"),
+    ("prof_workload_f08", "prof_workload_f08.f90", "MAIN__"),
 ])
 def test_known_workload(cli, mpi, n, prog, src, function, tmp_path):
     out = tmp_path / "p.json"
