@@ -164,3 +164,22 @@ def test_partial_profile(cli, mpi, mode, tmp_path):
     assert d["traffic"]["messages"] == [[0] * n for _ in range(n)]
     assert [c["root_calls"] for c in d["collectives"] if c["call"] == "MPI_Bcast"] == [{"0": 3 * k}]
     assert not list(tmp_path.glob("p.json.rank*"))  # pieces merged and removed
+
+
+def test_exit_without_finalize(cli, mpi, tmp_path):
+    """No MPI_Finalize at all: the exit path still leaves every rank's data."""
+    n = 2
+    out = tmp_path / "p.json"
+    p = run_profiled(cli, mpi, n, "prof_crash", out, "nofinalize")
+    assert "partial profile written" in p.stderr, p.stderr
+    d = json.loads(out.read_text())
+    assert d["partial"] is True
+    present = [r["rank"] for r in d["ranks"]]
+    # MPICH's launcher may kill the other rank as soon as one exits without MPI_Finalize
+    assert present and sorted(present + d["missing_ranks"]) == list(range(n))
+    if mpi == "openmpi":
+        assert present == [0, 1]
+    k = len(present)
+    calls = {c["call"]: (c["count"], c["bytes"]) for c in d["calls"]}
+    assert calls["MPI_Bcast"] == (3 * k, 3 * k * 16)
+    assert [c["root_calls"] for c in d["collectives"]] == [{"0": 3 * k}]
