@@ -122,6 +122,8 @@ void caracal_doc_write(caracal_jw *w, const caracal_doc *d)
         const caracal_rank_info *ri = &d->ranks[r];
         caracal_jw_printf(w, "%s\n    {\"rank\": %d, \"host\": ", r ? "," : "", ri->rank);
         caracal_jw_str(w, ri->host);
+        caracal_jw_printf(w, ", \"mpi_library\": ");
+        caracal_jw_str(w, ri->library);
         caracal_jw_printf(w, ", \"pid\": %d, \"time_total\": %.9g, \"time_mpi\": %.9g, \"partial\": %s, \"comm_sizes\": {",
                           ri->pid, ri->time_total, ri->time_mpi, ri->partial ? "true" : "false");
         for (int k = 0; k < ri->ncs && k < CARACAL_CSIZE_CAP; k++)

@@ -9,6 +9,7 @@ typedef struct {
     int rank, pid, partial, ncs;
     double time_total, time_mpi;
     char host[64];
+    char library[256]; /* this rank's MPI_Get_library_version, first line */
     caracal_csize cs[CARACAL_CSIZE_CAP];
 } caracal_rank_info;
 

@@ -29,6 +29,7 @@ void caracal_rank_info_fill(caracal_rank_info *ri, int partial)
     ri->time_total = (double)(end - caracal_prof.t_start) * 1e-9;
     ri->time_mpi = (double)caracal_prof.t_mpi * 1e-9;
     memcpy(ri->host, host, sizeof ri->host);
+    memcpy(ri->library, caracal_prof_library, sizeof ri->library);
     for (int i = 0; i < CARACAL_CSIZE_CAP && caracal_prof.csizes[i].count; i++)
         ri->cs[ri->ncs++] = caracal_prof.csizes[i];
 }

@@ -72,6 +72,7 @@ def check_document(d, n, mpi):
     assert [r["rank"] for r in d["ranks"]] == list(range(n))
     for r in d["ranks"]:
         assert r["comm_sizes"] == {str(n): 1}
+        assert r["mpi_library"] == d["mpi_library"]
         assert 0 < r["time_mpi"] <= r["time_total"]
     assert {c["call"]: (c["count"], c["bytes"]) for c in d["calls"]} == calls
     send = next(c for c in d["calls"] if c["call"] == "MPI_Send")
