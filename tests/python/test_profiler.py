@@ -184,3 +184,71 @@ def test_exit_without_finalize(cli, mpi, tmp_path):
     calls = {c["call"]: (c["count"], c["bytes"]) for c in d["calls"]}
     assert calls["MPI_Bcast"] == (3 * k, 3 * k * 16)
     assert [c["root_calls"] for c in d["collectives"]] == [{"0": 3 * k}]
+
+
+def expected_comms(n):
+    """What prof_comms does on n ranks (see the source)."""
+    calls = {"MPI_Comm_rank": [0, 0], "MPI_Comm_size": [0, 0]}
+    msgs = [[0] * n for _ in range(n)]
+    nbytes = [[0] * n for _ in range(n)]
+    coll = {}
+    sizes = []
+
+    def add(call, count, b=0):
+        e = calls.setdefault(call, [0, 0])
+        e[0] += count
+        e[1] += b
+
+    def add_coll(call, m, root, b):
+        e = coll.setdefault((call, m), {"calls": 0, "bytes": 0, "root_calls": {}, "root_change_calls": 0})
+        e["calls"] += 1
+        e["bytes"] += b
+        e["root_calls"][str(root)] = e["root_calls"].get(str(root), 0) + 1
+
+    for r in range(n):
+        members = [q for q in range(n) if q % 2 == r % 2]
+        m, sr = len(members), members.index(r)
+        add("MPI_Comm_rank", 3)          # world once, each half once
+        add("MPI_Comm_size", 3)
+        add("MPI_Comm_split", 2)
+        add("MPI_Comm_free", 3)
+        if m > 1:
+            add("MPI_Send_init", 1)
+            add("MPI_Recv_init", 1, 40)   # two completed 20-byte receives
+            add("MPI_Start", 4, 40)       # two 20-byte sends started
+            add("MPI_Waitall", 2)
+            add("MPI_Request_free", 2)
+            dest = members[(sr + 1) % m]
+            msgs[r][dest] += 2
+            nbytes[r][dest] += 40
+        add("MPI_Gather", 1, 12)
+        add_coll("MPI_Gather", m, 0, 12)
+        add("MPI_Scatter", 1, 8)
+        add_coll("MPI_Scatter", m, m - 1, 8)
+        add("MPI_Bcast", 2, 8)
+        add_coll("MPI_Bcast", m, m - 1, 4)
+        add_coll("MPI_Bcast", m, 0, 4)
+        add("MPI_Comm_dup", 1)
+        add("MPI_Irecv", 1, 56)
+        add("MPI_Isend", 1, 56)
+        msgs[r][(r + 1) % n] += 1
+        nbytes[r][(r + 1) % n] += 56
+        sizes.append({str(n): 2, str(m): 2} if m != n else {str(n): 4})
+    return {k: tuple(v) for k, v in calls.items()}, msgs, nbytes, coll, sizes
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_communicators_persistent_testsome(cli, mpi, n, tmp_path):
+    out = tmp_path / "p.json"
+    p = run_profiled(cli, mpi, n, "prof_comms", out)
+    assert p.returncode == 0, p.stderr
+    d = json.loads(out.read_text())
+    calls, msgs, nbytes, coll, sizes = expected_comms(n)
+    got = {c["call"]: (c["count"], c["bytes"]) for c in d["calls"]}
+    testsome = got.pop("MPI_Testsome")  # how often it polls is up to timing
+    assert testsome[0] >= n and testsome[1] == 0
+    assert got == calls
+    assert d["traffic"] == {"messages": msgs, "bytes": nbytes}
+    assert {(c["call"], c["comm_size"]): {k: c[k] for k in ("calls", "bytes", "root_calls", "root_change_calls")}
+            for c in d["collectives"]} == coll
+    assert [r["comm_sizes"] for r in d["ranks"]] == sizes
