@@ -11,6 +11,10 @@
 #include <string.h>
 #include <time.h>
 
+/* Everything declared here is internal to libcaracal: hidden, so the wrappers reach it
+ * without going through the PLT/GOT on every MPI call. */
+#pragma GCC visibility push(hidden)
+
 #define CARACAL_HIST_BINS 48      /* bin 47 also holds everything >= 2^46 bytes */
 #define CARACAL_SITE_CAP 4096     /* distinct (call, return address) pairs per rank */
 #define CARACAL_COLL_CAP 512      /* distinct (collective, communicator size) pairs */
@@ -147,4 +151,5 @@ extern caracal_prof_state caracal_prof;
 void caracal_prof_count_comm_size(int size);
 int caracal_hist_bin(uint64_t bytes);
 
+#pragma GCC visibility pop
 #endif
