@@ -56,6 +56,7 @@ void caracal_prof_write_piece(int in_signal)
     piece_written = 1;
     caracal_prof_on = 0;
     caracal_prof.t_end = caracal_now();
+    caracal_prof_times_to_ns();
     int n = used_sites(p_sites);
     caracal_resolve(p_sites, n, p_where, !in_signal);
     for (int i = 0; i < n; i++) {

@@ -56,12 +56,31 @@ extern __thread int caracal_prof_depth __attribute__((tls_model("initial-exec"))
 extern __thread void *caracal_site_override __attribute__((tls_model("initial-exec")));
 extern __thread int caracal_site_seen __attribute__((tls_model("initial-exec")));
 
-static inline uint64_t caracal_now(void)
+/** Timestamps are TSC ticks where the TSC is invariant (clock_gettime costs ~60 ns in
+ * some VMs, twice per call), nanoseconds otherwise; caracal_prof_times_to_ns converts
+ * every recorded time once, before output (clock.c). */
+extern int caracal_use_tsc;
+
+static inline uint64_t caracal_mono_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
+
+static inline uint64_t caracal_now(void)
+{
+#if defined(__x86_64__)
+    if (caracal_use_tsc)
+        return __builtin_ia32_rdtsc();
+#endif
+    return caracal_mono_ns();
+}
+
+/** Choose the clock (at MPI_Init, before any timestamp). */
+void caracal_clock_start(void);
+/** Convert every recorded time to nanoseconds (once, before output; async-signal-safe). */
+void caracal_prof_times_to_ns(void);
 
 static inline void caracal_prof_enter(caracal_call *c, int fn, void *ra)
 {

@@ -97,6 +97,7 @@ static void after_init(void)
         sigaction(fatal[i], &sa, NULL);
     atexit(at_exit);
     enabled = 1;
+    caracal_clock_start();
     caracal_prof.t_start = caracal_now();
     caracal_prof_on = 1;
     caracal_log("prof", "profiling to %s", path);
@@ -108,6 +109,7 @@ static void before_finalize(void)
         return;
     caracal_prof_on = 0;
     caracal_prof.t_end = caracal_now();
+    caracal_prof_times_to_ns();
     caracal_prof_gather_and_write();
     finished = 1;
     for (unsigned i = 0; i < sizeof fatal / sizeof *fatal; i++)
