@@ -130,17 +130,25 @@ int caracal_fstatus_to_c(int K, const void *fst, MPI_Status *st);
     CARACAL_FWRAP(MPI_Irecv, ierr, t(b, n, ty, src, tag, cm, rq, ierr), c_.nohist = 1); \
     if (c_.active && CARACAL_FOK(ierr)) caracal_req_track_recv(CARACAL_FREQ(rq), c_.fn, c_.site)
 
-#define CARACAL_FHOOK_MPI_Send_init(K, t, b, n, ty, d, tag, cm, rq, ierr)        \
-    CARACAL_FWRAP(MPI_Send_init, ierr, t(b, n, ty, d, tag, cm, rq, ierr), (void)0); \
+#define CARACAL_FPSEND(FN, t, b, n, ty, d, tag, cm, rq, ierr)                    \
+    CARACAL_FWRAP(FN, ierr, t(b, n, ty, d, tag, cm, rq, ierr), (void)0);          \
     if (c_.active && CARACAL_FOK(ierr))                                          \
         caracal_req_persistent(CARACAL_FREQ(rq), 1, CARACAL_FI(n), CARACAL_FTYPE(ty), CARACAL_FI(d), \
                                CARACAL_FCOMM(cm), c_.fn, c_.site)
+#define CARACAL_FHOOK_MPI_Send_init(K, t, ...) CARACAL_FPSEND(MPI_Send_init, t, __VA_ARGS__)
+#define CARACAL_FHOOK_MPI_Bsend_init(K, t, ...) CARACAL_FPSEND(MPI_Bsend_init, t, __VA_ARGS__)
+#define CARACAL_FHOOK_MPI_Ssend_init(K, t, ...) CARACAL_FPSEND(MPI_Ssend_init, t, __VA_ARGS__)
+#define CARACAL_FHOOK_MPI_Rsend_init(K, t, ...) CARACAL_FPSEND(MPI_Rsend_init, t, __VA_ARGS__)
 #define CARACAL_FHOOK_MPI_Recv_init(K, t, b, n, ty, src, tag, cm, rq, ierr)     \
     CARACAL_FWRAP(MPI_Recv_init, ierr, t(b, n, ty, src, tag, cm, rq, ierr), c_.nohist = 1); \
     if (c_.active && CARACAL_FOK(ierr))                                  \
         caracal_req_persistent(CARACAL_FREQ(rq), 0, 0, MPI_DATATYPE_NULL, 0, MPI_COMM_NULL, c_.fn, c_.site)
 #define CARACAL_FHOOK_MPI_Start(K, t, rq, ierr) \
     CARACAL_FWRAP(MPI_Start, ierr, t(rq, ierr), caracal_req_start(&c_, CARACAL_FREQ(rq)))
+#define CARACAL_FHOOK_MPI_Startall(K, t, n, rqs, ierr)                                     \
+    CARACAL_FWRAP(MPI_Startall, ierr, t(n, rqs, ierr),                                     \
+                  for (int i_ = 0; i_ < CARACAL_FI(n); i_++)                               \
+                      caracal_req_start(&c_, PMPI_Request_f2c(((const MPI_Fint *)(rqs))[i_])))
 #define CARACAL_FHOOK_MPI_Request_free(K, t, rq, ierr)          \
     if (caracal_prof_on) caracal_req_forget(CARACAL_FREQ(rq));  \
     CARACAL_FWRAP(MPI_Request_free, ierr, t(rq, ierr), (void)0)

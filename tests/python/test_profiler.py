@@ -252,3 +252,17 @@ def test_communicators_persistent_testsome(cli, mpi, n, tmp_path):
     assert {(c["call"], c["comm_size"]): {k: c[k] for k in ("calls", "bytes", "root_calls", "root_change_calls")}
             for c in d["collectives"]} == coll
     assert [r["comm_sizes"] for r in d["ranks"]] == sizes
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_fortran_persistent(cli, mpi, n, tmp_path):
+    out = tmp_path / "p.json"
+    p = run_profiled(cli, mpi, n, "prof_persistent_f", out)
+    assert p.returncode == 0, p.stderr
+    d = json.loads(out.read_text())
+    assert {c["call"]: (c["count"], c["bytes"]) for c in d["calls"]} == {
+        "MPI_Comm_rank": (n, 0), "MPI_Comm_size": (n, 0),
+        "MPI_Ssend_init": (n, 0), "MPI_Recv_init": (n, 60 * n),   # 3 completed 20-byte receives per rank
+        "MPI_Startall": (3 * n, 60 * n), "MPI_Waitall": (3 * n, 0), "MPI_Request_free": (2 * n, 0)}
+    msgs = [[3 if j == (i + 1) % n else 0 for j in range(n)] for i in range(n)]
+    assert d["traffic"] == {"messages": msgs, "bytes": [[20 * m for m in row] for row in msgs]}
