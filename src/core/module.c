@@ -2,10 +2,12 @@
 #include "config.h"
 #include "log.h"
 #include <mpi.h>
+#include "prof/profiler.h"
 
 /* The modules, in initialisation order. */
 static const caracal_module *const modules[] = {
     0, /* placeholder so the array is never empty */
+    &caracal_prof_module,
 };
 
 static int active, done;
