@@ -84,9 +84,6 @@ static void after_init(void)
         return;
     }
     caracal_prof_path = path;
-    if (caracal_setting_int(CARACAL_SET_PROFILE_CALLSITE_DEPTH) != 1 && caracal_prof.rank == 0)
-        caracal_warn("CARACAL_PROFILE_CALLSITE_DEPTH=%s: only depth 1 (the direct caller) is implemented; using 1",
-                     caracal_setting_str(CARACAL_SET_PROFILE_CALLSITE_DEPTH));
     read_facts();
     caracal_comm_get(MPI_COMM_WORLD); /* counts MPI_COMM_WORLD among the communicators */
     struct sigaction sa;
