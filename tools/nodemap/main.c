@@ -122,7 +122,7 @@ int main(int argc, char **argv)
     int nlevels = nm_levels_build(n, pl, &lat, o.gap, levels, NM_MAX_LEVELS);
     int maxbw = (nlevels + 1) * (o.bw_per_class > 0 ? o.bw_per_class : 0);
     nm_bw *bw = calloc((size_t)maxbw + 1, sizeof *bw);
-    int nbw = nm_measure_bandwidth(comm, levels, nlevels, &o, bw, maxbw);
+    int nbw = nm_measure_bandwidth(comm, pl, levels, nlevels, &o, bw, maxbw);
 
     int rc = 0;
     if (rank == 0) {

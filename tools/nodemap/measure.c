@@ -2,8 +2,10 @@
  *
  * Rounds: a round-robin tournament (circle method) splits all pairs into
  * n-1 (n even) or n (n odd) rounds of disjoint pairs; a barrier separates
- * rounds, so no two measurements share a process and timings do not contend
- * for the same endpoint.
+ * rounds, so no two measurements share a process. A round is further split
+ * into steps so that no node has more busy ranks than it has CPUs: a ping-pong
+ * whose partner is descheduled measures the scheduler, not the network.
+ * Ranks without a pair in a step sleep (quiet_barrier).
  *
  * Pruning (MC-MPI): phase 1 measures every pair inside a shared-memory group
  * (cheap) and every rank against each group's leader (the landmarks). Then,
@@ -15,6 +17,7 @@
 #include "nodemap.h"
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int nm_round_count(int n)
 {
@@ -37,25 +40,72 @@ int nm_round_partner(int rank, int round, int n)
     return p < n ? p : -1;
 }
 
+/* End of a round. Ranks sleep while they wait instead of spinning in
+ * MPI_Barrier: on a node with more ranks than cores, spinning bystanders
+ * would steal the CPU from the pair being timed. */
+static void quiet_barrier(MPI_Comm comm)
+{
+    MPI_Request req;
+    int done = 0;
+    MPI_Ibarrier(comm, &req);
+    for (;;) {
+        MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        if (done)
+            break;
+        nanosleep(&(struct timespec){0, 50000}, NULL);
+    }
+}
+
 typedef int (*pair_filter)(int p, int q, void *ctx);
 
-/* Measure latency of every pair the filter selects, in disjoint rounds;
- * results land in lat (timing side only; caller allreduces). */
-static int run_rounds(MPI_Comm comm, int n, pair_filter want, void *ctx, const nm_options *o, double *L)
+/* Split this round's wanted pairs into steps, greedily in rank order, so
+ * that the busy ranks of a node never exceed its CPUs (at least one pair per
+ * step always fits). Every rank computes the same plan. Returns the number of
+ * steps; *my_step is this rank's step or -1. */
+static int plan_round(int n, int round, int me, const nm_place *pl, pair_filter want, void *ctx, int *my_step)
+{
+    int steps = 0, *load = calloc((size_t)n * (size_t)(n / 2 + 1), sizeof(int));
+    *my_step = -1;
+    for (int p = 0; p < n; p++) {
+        int q = nm_round_partner(p, round, n);
+        if (q <= p || !want(p, q, ctx))
+            continue;
+        int np = pl[p].node, nq = pl[q].node, s = 0;
+        for (;; s++) {
+            int *l = load + (size_t)s * n, busy_p = l[np] + 1 + (np == nq), busy_q = l[nq] + 1 + (np == nq);
+            if ((l[np] == 0 && l[nq] == 0) || (busy_p <= pl[p].ncpus && busy_q <= pl[q].ncpus))
+                break;
+        }
+        load[(size_t)s * n + np]++;
+        load[(size_t)s * n + nq]++;
+        steps = s + 1 > steps ? s + 1 : steps;
+        if (p == me || q == me)
+            *my_step = s;
+    }
+    free(load);
+    return steps;
+}
+
+/* Measure latency of every pair the filter selects, round by round, step by
+ * step; results land in L on the timing side only (the caller shares them). */
+static int run_rounds(MPI_Comm comm, const nm_place *pl, int n, pair_filter want, void *ctx, const nm_options *o, double *L)
 {
     int me, count = 0;
     MPI_Comm_rank(comm, &me);
     for (int r = 0; r < nm_round_count(n); r++) {
+        int mine, steps = plan_round(n, r, me, pl, want, ctx, &mine);
         int peer = nm_round_partner(me, r, n);
-        if (peer >= 0 && want(me < peer ? me : peer, me < peer ? peer : me, ctx)) {
-            double t = nm_pingpong_latency(comm, me, peer, o->reps, o->warmup);
-            if (me < peer) {
-                if (t <= 0)
-                    t = MPI_Wtick();  /* below timer resolution: still positive */
-                L[me * n + peer] = L[peer * n + me] = t;
+        for (int s = 0; s < steps; s++) {
+            if (s == mine) {
+                double t = nm_pingpong_latency(comm, me, peer, o->reps, o->warmup);
+                if (me < peer) {
+                    if (t <= 0)
+                        t = MPI_Wtick();  /* below timer resolution: still positive */
+                    L[me * n + peer] = L[peer * n + me] = t;
+                }
             }
+            quiet_barrier(comm);
         }
-        MPI_Barrier(comm);
     }
     for (int p = 0; p < n; p++)
         for (int q = p + 1; q < n; q++)
@@ -130,7 +180,7 @@ void nm_measure_latency(MPI_Comm comm, const nm_place *pl, const nm_options *o, 
     memset(lat->L, 0, nn * sizeof(double));
     phase_ctx ctx = {pl, o, lat->state, n};
 
-    lat->measured = run_rounds(comm, n, want_phase1, &ctx, o, mine);
+    lat->measured = run_rounds(comm, pl, n, want_phase1, &ctx, o, mine);
     share(comm, n, lat->L, lat->state, mine, want_phase1, &ctx);
 
     lat->estimated = 0;
@@ -147,7 +197,7 @@ void nm_measure_latency(MPI_Comm comm, const nm_place *pl, const nm_options *o, 
                 lat->state[p * n + q] = NM_ESTIMATED;
 
     memset(mine, 0, nn * sizeof(double));
-    lat->measured += run_rounds(comm, n, want_phase2, &ctx, o, mine);
+    lat->measured += run_rounds(comm, pl, n, want_phase2, &ctx, o, mine);
     share(comm, n, lat->L, lat->state, mine, want_phase2, &ctx);
     free(mine);
 }
@@ -163,7 +213,18 @@ static int pair_class(const nm_level *levels, int nlevels, int p, int q)
     return nlevels;
 }
 
-int nm_measure_bandwidth(MPI_Comm comm, const nm_level *levels, int nlevels, const nm_options *o,
+typedef struct {
+    const unsigned char *pick;
+    int n;
+} pick_ctx;
+
+static int want_picked(int p, int q, void *c)
+{
+    const pick_ctx *x = c;
+    return x->pick[p * x->n + q];
+}
+
+int nm_measure_bandwidth(MPI_Comm comm, const nm_place *pl, const nm_level *levels, int nlevels, const nm_options *o,
                          nm_bw *out, int max)
 {
     int n, me, count = 0;
@@ -186,15 +247,18 @@ int nm_measure_bandwidth(MPI_Comm comm, const nm_level *levels, int nlevels, con
     char *buf = malloc((size_t)o->bw_size);
     memset(buf, 1, (size_t)o->bw_size);
     double *t = calloc((size_t)n * n, sizeof(double)), *sum = calloc((size_t)n * n, sizeof(double));
+    pick_ctx ctx = {pick, n};
     for (int r = 0; r < nm_round_count(n); r++) {
+        int mine, steps = plan_round(n, r, me, pl, want_picked, &ctx, &mine);
         int peer = nm_round_partner(me, r, n);
-        int p = me < peer ? me : peer, q = me < peer ? peer : me;
-        if (peer >= 0 && pick[p * n + q]) {
-            double v = nm_pingpong_time(comm, me, peer, buf, (int)o->bw_size, o->bw_reps);
-            if (me < peer)
-                t[p * n + q] = v > 0 ? v : MPI_Wtick();
+        for (int s = 0; s < steps; s++) {
+            if (s == mine) {
+                double v = nm_pingpong_time(comm, me, peer, buf, (int)o->bw_size, o->bw_reps);
+                if (me < peer)
+                    t[me * n + peer] = v > 0 ? v : MPI_Wtick();
+            }
+            quiet_barrier(comm);
         }
-        MPI_Barrier(comm);
     }
     MPI_Allreduce(t, sum, n * n, MPI_DOUBLE, MPI_SUM, comm);
     for (int i = 0; i < count; i++) {

@@ -19,6 +19,7 @@ typedef struct {
     int node;            /* shared-memory group: world rank of its lowest member */
     int package, numa, core, pu;  /* hwloc logical indexes (pu: OS index); -1 unknown */
     int bound;           /* 1 if the process is bound inside one core */
+    int ncpus;           /* PUs on this node: how many ranks can be busy at once */
 } nm_place;
 
 typedef struct {
@@ -65,7 +66,7 @@ double nm_pingpong_time(MPI_Comm comm, int me, int peer, void *buf, int bytes, i
 int nm_round_partner(int rank, int round, int n);
 int nm_round_count(int n);
 void nm_measure_latency(MPI_Comm comm, const nm_place *pl, const nm_options *o, nm_latency *lat);
-int nm_measure_bandwidth(MPI_Comm comm, const nm_level *levels, int nlevels, const nm_options *o,
+int nm_measure_bandwidth(MPI_Comm comm, const nm_place *pl, const nm_level *levels, int nlevels, const nm_options *o,
                          nm_bw *out, int max);
 
 /* levels.c */

@@ -19,9 +19,12 @@ static void hwloc_place(nm_place *me)
 {
     me->package = me->numa = me->core = me->pu = -1;
     me->bound = 0;
+    me->ncpus = 1;
     hwloc_topology_t topo;
     if (hwloc_topology_init(&topo) || hwloc_topology_load(topo))
         return;
+    int npu = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+    me->ncpus = npu > 0 ? npu : 1;
     hwloc_bitmap_t bind = hwloc_bitmap_alloc(), last = hwloc_bitmap_alloc();
     int have_bind = hwloc_get_cpubind(topo, bind, HWLOC_CPUBIND_PROCESS) == 0;
     int have_last = hwloc_get_last_cpu_location(topo, last, HWLOC_CPUBIND_THREAD) == 0;
