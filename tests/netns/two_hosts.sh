@@ -31,12 +31,24 @@ self=$(readlink -f "$0")
 tag=cn$$                               # unique per run: concurrent runs do not collide
 dir=$(mktemp -d /tmp/caracal-netns.XXXXXX)
 nsa=${tag}a nsb=${tag}b
+child=
 cleanup() {
-    ip netns del "$nsa" 2>/dev/null || true
-    ip netns del "$nsb" 2>/dev/null || true   # deleting a namespace removes its veth end too
+    # Processes still inside the hosts (a hung or interrupted job) are ours: end them first,
+    # or they would keep the namespaces (and their veth pair) alive after the names are gone.
+    [ -n "$child" ] && kill "$child" 2>/dev/null
+    for ns in "$nsa" "$nsb"; do
+        pids=$(ip netns pids "$ns" 2>/dev/null) && [ -n "$pids" ] && kill $pids 2>/dev/null
+    done
+    sleep 0.5
+    for ns in "$nsa" "$nsb"; do
+        pids=$(ip netns pids "$ns" 2>/dev/null) && [ -n "$pids" ] && kill -9 $pids 2>/dev/null
+        ip netns del "$ns" 2>/dev/null
+    done                                       # deleting a namespace removes its veth end too
     rm -rf "$dir"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
 
 ip netns add "$nsa" 2>/dev/null || skip "cannot create network namespaces here (ip netns add failed)"
 ip netns add "$nsb"
@@ -74,8 +86,12 @@ else
     printf 'hosta:2\nhostb:2\n' > "$dir/hostfile"
     export HYDRA_LAUNCHER=ssh HYDRA_LAUNCHER_EXEC="$dir/agent" HYDRA_IFACE=cveth0
 fi
-export UCX_NET_DEVICES=cveth0,lo CARACAL_HOSTFILE="$dir/hostfile"
+export UCX_NET_DEVICES=cveth0 CARACAL_HOSTFILE="$dir/hostfile"
+# In the background so that a TERM (e.g. a test's timeout) runs the cleanup at once.
+"$self" --in-host "$dir" hosta "$@" &
+child=$!
 set +e
-"$self" --in-host "$dir" hosta "$@"
+wait "$child"
 rc=$?
+child=
 exit $rc
