@@ -85,6 +85,7 @@ def test_one_host(cli, mpi, tmp_path, n):
     # one node: both levels hold everyone, and every pair is cheap enough to time
     assert [lv["name"] for lv in doc["levels"]] == ["socket", "node"]
     assert doc["levels"][1]["group"] == [0] * n
+    assert [r["shm_group"] for r in doc["ranks"]] == [0] * n
     assert doc["pairs_measured"] == n * (n - 1) // 2 and doc["pairs_estimated"] == 0
     if n > 1:
         assert doc["bandwidth"]["pairs"] and all(b["bytes_per_s"] > 0 for b in doc["bandwidth"]["pairs"])

@@ -33,8 +33,10 @@ void nm_write_json(FILE *f, int n, const nm_place *pl, const nm_latency *lat, co
     for (int r = 0; r < n; r++) {
         fprintf(f, "    {\"rank\": %d, \"host\": ", r);
         json_string(f, pl[r].host);
-        fprintf(f, ", \"package\": %d, \"numa\": %d, \"core\": %d, \"pu\": %d, \"bound\": %s}%s\n", pl[r].package,
-                pl[r].numa, pl[r].core, pl[r].pu, pl[r].bound ? "true" : "false", r + 1 < n ? "," : "");
+        /* levels[1] is always "node", the shared-memory groups (levels.c) */
+        fprintf(f, ", \"shm_group\": %d, \"package\": %d, \"numa\": %d, \"core\": %d, \"pu\": %d, \"bound\": %s}%s\n",
+                levels[1].group[r], pl[r].package, pl[r].numa, pl[r].core, pl[r].pu, pl[r].bound ? "true" : "false",
+                r + 1 < n ? "," : "");
     }
     fprintf(f, "  ],\n  \"levels\": [\n");
     for (int l = 0; l < nlevels; l++) {
