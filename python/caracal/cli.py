@@ -14,6 +14,7 @@ from .errors import UsageError
 COMMANDS = [
     "run",
     "report",
+    "nodemap",
     "info",
 ]
 
