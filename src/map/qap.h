@@ -65,8 +65,9 @@ int caracal_qap_solve(const caracal_qap_problem *pb, const caracal_qap_options *
 const char *caracal_qap_method_name(caracal_qap_method m);
 
 /** Read a QAPLIB .dat file: n, then matrix A (flow), then matrix B (dist), as
- *  whitespace-separated integers. The header line may also read "n n" (some
- *  distributed files do). Anything else -- missing or extra numbers, a
+ *  whitespace-separated integers. The header line may carry one more integer
+ *  after n (some distributed files put the known cost there; it is ignored).
+ *  Anything else -- missing or extra numbers, a
  *  non-integer, n < 1 -- is an error. On success returns 0 and fills *pb with
  *  matrices to be released with caracal_qaplib_free. On failure returns -1 and
  *  writes one line (no newline) saying what and where into err. */

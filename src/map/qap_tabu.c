@@ -1,50 +1,116 @@
-/* Robust tabu search (after Taillard, 1991), written for general matrices.
+/* Robust tabu search (after Taillard, 1991) for general matrices, with
+ * restarts from the best solution when the search stalls.
  *
  * The search keeps delta[r][s], the cost change of swapping units r and s,
  * for every pair. After a swap of u and v, pairs that do not involve u or v
  * are updated in O(1) each; the 2n pairs that do are recomputed in O(n). So
- * one move costs O(n^2), the same as merely looking at every neighbour.
+ * one move costs O(n^2), the same as merely looking at every neighbour, and
+ * the update is folded into the scan that picks the next move.
  *
  * A move is forbidden (tabu) if it puts both units back on locations they
  * left within the last ~n moves (tenure drawn at random in [0.9n, 1.1n]);
  * it is allowed anyway if it beats the best cost seen (aspiration), and it
  * is forced if it puts a unit on a location it has not held for a long time
- * (long-term diversification). */
+ * (long-term diversification). When no new best has been found for a while,
+ * the search restarts from the best solution shaken by a few random swaps:
+ * plain robust tabu gets trapped on structured instances (lipa*b, tai*b). */
 #include "qap_internal.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+/* The two hot loops are compiled for several x86-64 levels and picked at load
+ * time: 64-bit multiplies only vectorise with AVX-512, and the library must
+ * still run on any x86-64. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+#define HOT __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define HOT
+#endif
+
 typedef struct {
     int n;
     const int64_t *A, *B;
-    int *p;            /* current permutation */
-    int64_t *delta;    /* n*n, entries r < s used */
-    long long *tabu;   /* tabu[i*n + l]: move number until which unit i may not return to l */
-    int64_t *x, *y, *bx, *by;  /* per-move scratch for the O(1) update */
+    int64_t *AT;                /* A transposed: column reads become row reads */
+    int64_t *Bp, *BpT;          /* Bp[i][j] = B[p_i][p_j] and its transpose, kept in step with
+                                 * p (a swap moves two rows and two columns, O(n)), so that
+                                 * no inner loop has to gather through p */
+    int sym;                    /* A and B both symmetric: one product instead of two */
+    int *p;                     /* current permutation */
+    int64_t *delta;             /* n*n, entries r < s used */
+    long long *tabu, *tabuT;    /* [unit][loc] and [loc][unit]: move number until which
+                                 * the unit may not return to the location */
+    int64_t *x, *y, *bx, *by;   /* the pending O(1) update, see pending_update() */
 } tabu_state;
 
-/* After units u and v swapped (p already updated): refresh every delta.
- * For {r,s} disjoint from {u,v}, only the terms through u and v change:
- *   delta += (x_r - x_s)(bx_s - bx_r) + (y_r - y_s)(by_s - by_r)
- * with x_k = A[k][u] - A[k][v], y_k = A[u][k] - A[v][k],
- *      bx_k = B[p_k][p_u] - B[p_k][p_v], by_k = B[p_u][p_k] - B[p_v][p_k].
- * For symmetric matrices the two products are equal; asymmetric ones need both. */
-static void update_deltas(tabu_state *t, const caracal_qap_problem *pb, int u, int v)
+/* Exact swap delta in O(n), all terms (asymmetric matrices, diagonals), reading
+ * only rows: a_kr = AT[r][k], b_{p_k p_s} = BpT[s][k]. */
+HOT static int64_t exact_delta(const tabu_state *t, int r, int s)
 {
     const int n = t->n;
-    const int64_t *A = t->A, *B = t->B;
-    const int *p = t->p;
-    const int64_t *au = A + (size_t)u * n, *av = A + (size_t)v * n;
-    const int64_t *bpu = B + (size_t)p[u] * n, *bpv = B + (size_t)p[v] * n;
-    for (int k = 0; k < n; k++) {
-        const int64_t *ak = A + (size_t)k * n, *bpk = B + (size_t)p[k] * n;
-        t->x[k] = ak[u] - ak[v];
-        t->y[k] = au[k] - av[k];
-        t->bx[k] = bpk[p[u]] - bpk[p[v]];
-        t->by[k] = bpu[p[k]] - bpv[p[k]];
+    const int64_t *ar = t->A + (size_t)r * n, *as = t->A + (size_t)s * n;
+    const int64_t *br = t->Bp + (size_t)r * n, *bs = t->Bp + (size_t)s * n;
+    int64_t sum = 0;
+    if (t->sym) {
+        for (int k = 0; k < n; k++)
+            sum += (ar[k] - as[k]) * (bs[k] - br[k]);
+        sum *= 2;
+        /* The loop included k = r and k = s, which the formula excludes: take them out. */
+        sum -= 2 * ((ar[r] - as[r]) * (bs[r] - br[r]) + (ar[s] - as[s]) * (bs[s] - br[s]));
+    } else {
+        const int64_t *atr = t->AT + (size_t)r * n, *ats = t->AT + (size_t)s * n;
+        const int64_t *btr = t->BpT + (size_t)r * n, *bts = t->BpT + (size_t)s * n;
+        for (int k = 0; k < n; k++)
+            sum += (atr[k] - ats[k]) * (bts[k] - btr[k]) + (ar[k] - as[k]) * (bs[k] - br[k]);
+        for (int q = 0; q < 2; q++) {
+            const int k = q ? s : r;
+            sum -= (atr[k] - ats[k]) * (bts[k] - btr[k]) + (ar[k] - as[k]) * (bs[k] - br[k]);
+        }
     }
+    return sum + (ar[r] - as[s]) * (bs[s] - br[r]) + (ar[s] - as[r]) * (bs[r] - br[s]);
+}
+
+/* Swap rows u, v and columns u, v of an n*n matrix. */
+static void swap_rows_cols(int64_t *m, int n, int u, int v)
+{
+    int64_t *mu = m + (size_t)u * n, *mv = m + (size_t)v * n;
+    for (int k = 0; k < n; k++) {
+        int64_t z = mu[k]; mu[k] = mv[k]; mv[k] = z;
+    }
+    for (int k = 0; k < n; k++) {
+        int64_t *row = m + (size_t)k * n;
+        int64_t z = row[u]; row[u] = row[v]; row[v] = z;
+    }
+}
+
+/* Rebuild Bp and BpT from p. */
+static void permute_b(tabu_state *t)
+{
+    const int n = t->n;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            int64_t b = t->B[(size_t)t->p[i] * n + t->p[j]];
+            t->Bp[(size_t)i * n + j] = b;
+            t->BpT[(size_t)j * n + i] = b;
+        }
+}
+
+/* After units u and v swapped, every pair {r,s} disjoint from {u,v} changes by
+ *   inc(r,s) = (x_r - x_s)(bx_s - bx_r) + (y_r - y_s)(by_s - by_r)
+ * with x_k = A[k][u] - A[k][v], y_k = A[u][k] - A[v][k],
+ *      bx_k = B[p_k][p_u] - B[p_k][p_v], by_k = B[p_u][p_k] - B[p_v][p_k]
+ * (p after the swap). Symmetric matrices make the two products equal;
+ * asymmetric ones need both. */
+static inline int64_t inc(const tabu_state *t, int r, int s)
+{
+    return (t->x[r] - t->x[s]) * (t->bx[s] - t->bx[r]) + (t->y[r] - t->y[s]) * (t->by[s] - t->by[r]);
+}
+
+/* Add the pending increment to every pair. */
+HOT static void apply_pending(tabu_state *t)
+{
+    const int n = t->n;
     const int64_t *x = t->x, *y = t->y, *bx = t->bx, *by = t->by;
     for (int r = 0; r < n - 1; r++) {
         int64_t *dr = t->delta + (size_t)r * n;
@@ -52,15 +118,48 @@ static void update_deltas(tabu_state *t, const caracal_qap_problem *pb, int u, i
         for (int s = r + 1; s < n; s++)
             dr[s] += (xr - x[s]) * (bx[s] - bxr) + (yr - y[s]) * (by[s] - byr);
     }
-    /* Pairs touching u or v: the update above was wrong for them; recompute. */
+}
+
+/* Prepare x, y, bx, by for the swap of u and v just made, and set the pairs
+ * touching u or v to (exact value - inc), so that the scan in the main loop
+ * can add inc to every pair without a branch. */
+static void pending_update(tabu_state *t, int u, int v)
+{
+    const int n = t->n;
+    swap_rows_cols(t->Bp, n, u, v);
+    if (!t->sym)
+        swap_rows_cols(t->BpT, n, u, v);
+    const int64_t *au = t->A + (size_t)u * n, *av = t->A + (size_t)v * n;
+    const int64_t *atu = t->AT + (size_t)u * n, *atv = t->AT + (size_t)v * n;
+    const int64_t *bu = t->Bp + (size_t)u * n, *bv = t->Bp + (size_t)v * n;
+    const int64_t *btu = t->BpT + (size_t)u * n, *btv = t->BpT + (size_t)v * n;
     for (int k = 0; k < n; k++) {
-        if (k != u)
-            t->delta[k < u ? (size_t)k * n + u : (size_t)u * n + k] =
-                caracal_qap_swap_delta(pb, p, k < u ? k : u, k < u ? u : k);
-        if (k != v && k != u)
-            t->delta[k < v ? (size_t)k * n + v : (size_t)v * n + k] =
-                caracal_qap_swap_delta(pb, p, k < v ? k : v, k < v ? v : k);
+        t->x[k] = atu[k] - atv[k];
+        t->y[k] = au[k] - av[k];
+        t->bx[k] = btu[k] - btv[k];
+        t->by[k] = bu[k] - bv[k];
     }
+    for (int k = 0; k < n; k++) {
+        for (int q = 0; q < 2; q++) {
+            const int w = q ? v : u;
+            if (k == w || (q && k == u))
+                continue;
+            const int r = k < w ? k : w, s = k < w ? w : k;
+            t->delta[(size_t)r * n + s] = exact_delta(t, r, s) - inc(t, r, s);
+        }
+    }
+}
+
+/* Every delta from scratch, no update pending. */
+static void all_deltas(tabu_state *t)
+{
+    const int n = t->n;
+    permute_b(t);
+    for (int k = 0; k < n; k++)
+        t->x[k] = t->y[k] = t->bx[k] = t->by[k] = 0;
+    for (int r = 0; r < n; r++)
+        for (int s = r + 1; s < n; s++)
+            t->delta[(size_t)r * n + s] = exact_delta(t, r, s);
 }
 
 #ifdef CARACAL_QAP_SELFCHECK
@@ -74,35 +173,52 @@ static void selfcheck(const tabu_state *t, const caracal_qap_problem *pb, int64_
     }
     for (int r = 0; r < t->n; r++)
         for (int s = r + 1; s < t->n; s++)
-            if (t->delta[(size_t)r * t->n + s] != caracal_qap_swap_delta(pb, t->p, r, s)) {
+            if (t->delta[(size_t)r * t->n + s] + inc(t, r, s) != caracal_qap_swap_delta(pb, t->p, r, s)) {
                 fprintf(stderr, "qap_tabu: delta[%d][%d] out of date\n", r, s);
                 abort();
             }
 }
 #endif
 
+static void free_state(tabu_state *t)
+{
+    free(t->AT), free(t->Bp), free(t->p), free(t->delta), free(t->tabu), free(t->x);
+}
+
 long long caracal_qap_tabu(const caracal_qap_problem *pb, uint64_t seed,
                            const caracal_qap_limits *lim, int *best_perm)
 {
     const int n = pb->n;
+    const size_t nn = (size_t)n * n;
     tabu_state t = { .n = n, .A = pb->flow, .B = pb->dist };
+    t.AT = malloc(sizeof(int64_t) * nn);
+    t.Bp = malloc(sizeof(int64_t) * 2 * nn);
     t.p = malloc(sizeof(int) * n);
-    t.delta = calloc((size_t)n * n, sizeof(int64_t));
-    t.tabu = calloc((size_t)n * n, sizeof(long long));
+    t.delta = calloc(nn, sizeof(int64_t));
+    t.tabu = calloc(2 * nn, sizeof(long long));
     t.x = malloc(sizeof(int64_t) * 4 * n);
-    if (!t.p || !t.delta || !t.tabu || !t.x) {
-        free(t.p), free(t.delta), free(t.tabu), free(t.x);
+    if (!t.AT || !t.Bp || !t.p || !t.delta || !t.tabu || !t.x) {
+        free_state(&t);
         errno = ENOMEM;
         return -1;
     }
+    t.BpT = t.Bp + nn;
+    t.tabuT = t.tabu + nn;
     t.y = t.x + n, t.bx = t.y + n, t.by = t.bx + n;
+    t.sym = 1;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            t.AT[(size_t)j * n + i] = t.A[(size_t)i * n + j];
+            t.sym &= t.A[(size_t)i * n + j] == t.A[(size_t)j * n + i] &&
+                     t.B[(size_t)i * n + j] == t.B[(size_t)j * n + i];
+        }
+    if (t.sym)  /* then BpT == Bp: share it, one row/column swap per move */
+        t.BpT = t.Bp;
 
     caracal_qap_rng rng;
     caracal_qap_rng_seed(&rng, seed);
     caracal_qap_random_perm(&rng, t.p, n);
-    for (int r = 0; r < n; r++)
-        for (int s = r + 1; s < n; s++)
-            t.delta[(size_t)r * n + s] = caracal_qap_swap_delta(pb, t.p, r, s);
+    all_deltas(&t);
     int64_t cur = caracal_qap_cost(pb, t.p), best = cur;
     for (int i = 0; i < n; i++)
         best_perm[i] = t.p[i];
@@ -110,6 +226,13 @@ long long caracal_qap_tabu(const caracal_qap_problem *pb, uint64_t seed,
     /* Tenure around n; long-term aspiration after a few n^2 moves. */
     const long long tmin = (9 * (long long)n) / 10, tspan = (2 * (long long)n) / 10 + 1;
     const long long aspiration = 5LL * n * n;
+    /* Restart after 10n moves without a new best of the current phase; the
+     * first shake is n/8 + 2 random swaps, each fruitless restart adds n/8. */
+    const long long stall_limit = 10LL * n;
+    const int kmin = n / 8 + 2, kstep = n / 8 + 1;
+    int kick = kmin;
+    long long last_gain = 0;
+    int64_t phase_best = cur;
 
     long long it = 0;
     while (n > 1) {
@@ -118,19 +241,41 @@ long long caracal_qap_tabu(const caracal_qap_problem *pb, uint64_t seed,
         if ((it & 7) == 0 && caracal_qap_out_of_time(lim))
             break;
         it++;
+        if (stall_limit > 0 && it - last_gain > stall_limit) {
+            /* Stuck: restart from the best solution, shaken by a few random swaps. */
+            for (int i = 0; i < n; i++)
+                t.p[i] = best_perm[i];
+            for (int q = 0; q < kick; q++) {
+                int a = (int)caracal_qap_rng_below(&rng, (uint64_t)n);
+                int b = (int)caracal_qap_rng_below(&rng, (uint64_t)n);
+                int z = t.p[a]; t.p[a] = t.p[b]; t.p[b] = z;
+            }
+            all_deltas(&t);
+            cur = caracal_qap_cost(pb, t.p);
+            phase_best = cur;
+            last_gain = it;
+            /* Each fruitless restart shakes harder, up to a fresh random start. */
+            kick = kick + kstep < 2 * n ? kick + kstep : 2 * n;
+        }
 
+        /* Bring every delta up to date, then pick the move. */
+        apply_pending(&t);
         int bu = -1, bv = -1, aspired_found = 0;
         int64_t bd = INT64_MAX;
+        const long long asp_before = it - aspiration;
+        const int64_t gain_needed = best - cur;  /* cur + d < best  <=>  d < best - cur */
         for (int r = 0; r < n - 1; r++) {
             const int64_t *dr = t.delta + (size_t)r * n;
-            const long long *tr = t.tabu + (size_t)r * n;
-            const int pr = t.p[r];
+            const long long *tr = t.tabu + (size_t)r * n;           /* [r][loc] */
+            const long long *tc = t.tabuT + (size_t)t.p[r] * n;     /* [p[r]][unit] */
             for (int s = r + 1; s < n; s++) {
                 const int64_t d = dr[s];
-                const long long t1 = tr[t.p[s]], t2 = t.tabu[(size_t)s * n + pr];
-                const int allowed = t1 < it || t2 < it;
-                const int aspired = t1 < it - aspiration || t2 < it - aspiration || cur + d < best;
-                if ((aspired && !aspired_found) || (aspired == aspired_found && d < bd && (allowed || aspired))) {
+                if (d >= bd && aspired_found)
+                    continue;
+                const long long t1 = tr[t.p[s]], t2 = tc[s];
+                const int aspired = t1 < asp_before || t2 < asp_before || d < gain_needed;
+                if ((aspired && !aspired_found) ||
+                    (aspired == aspired_found && d < bd && (aspired || t1 < it || t2 < it))) {
                     bu = r, bv = s, bd = d;
                     aspired_found |= aspired;
                 }
@@ -145,22 +290,29 @@ long long caracal_qap_tabu(const caracal_qap_problem *pb, uint64_t seed,
         }
 
         /* Forbid each unit to return where it was for a random tenure. */
-        t.tabu[(size_t)bu * n + t.p[bu]] = it + tmin + (long long)caracal_qap_rng_below(&rng, (uint64_t)tspan);
-        t.tabu[(size_t)bv * n + t.p[bv]] = it + tmin + (long long)caracal_qap_rng_below(&rng, (uint64_t)tspan);
-        int z = t.p[bu];
-        t.p[bu] = t.p[bv];
-        t.p[bv] = z;
+        const int pu = t.p[bu], pv = t.p[bv];
+        long long tu = it + tmin + (long long)caracal_qap_rng_below(&rng, (uint64_t)tspan);
+        long long tv = it + tmin + (long long)caracal_qap_rng_below(&rng, (uint64_t)tspan);
+        t.tabu[(size_t)bu * n + pu] = t.tabuT[(size_t)pu * n + bu] = tu;
+        t.tabu[(size_t)bv * n + pv] = t.tabuT[(size_t)pv * n + bv] = tv;
+        t.p[bu] = pv;
+        t.p[bv] = pu;
         cur += bd;
-        update_deltas(&t, pb, bu, bv);
+        pending_update(&t, bu, bv);
 #ifdef CARACAL_QAP_SELFCHECK
         selfcheck(&t, pb, cur);
 #endif
+        if (cur < phase_best) {
+            phase_best = cur;
+            last_gain = it;
+        }
         if (cur < best) {
             best = cur;
+            kick = kmin;
             for (int i = 0; i < n; i++)
                 best_perm[i] = t.p[i];
         }
     }
-    free(t.p), free(t.delta), free(t.tabu), free(t.x);
+    free_state(&t);
     return it;
 }

@@ -157,15 +157,23 @@ int caracal_qaplib_read(const char *path, caracal_qap_problem *pb, char *err, si
         fail(err, errlen, "%s: out of memory for n = %d", path, n);
         goto out;
     }
-    /* Some distributed files repeat n on the header line ("8 8"); accept exactly that. */
+    /* Some distributed files carry a second number on the header line (the
+     * instance's known cost, e.g. "8 32"); accept one integer there and ignore it. */
     const char *save_pos = lx.pos;
     long save_line = lx.line;
     if (next_token(&lx) && lx.tokline == header_line) {
-        if (token_int(&lx, &v) != 0 || v != n) {
-            fail(err, errlen, "%s: line %ld: the header line must hold n alone (or 'n n'), found '%s' after n",
+        if (token_int(&lx, &v) != 0) {
+            fail(err, errlen, "%s: line %ld: the header line must hold n (optionally followed by one integer), found '%s' after n",
                  path, lx.tokline, shown(&lx, tk, sizeof tk));
             goto out;
         }
+        save_pos = lx.pos;
+        if (next_token(&lx) && lx.tokline == header_line) {
+            fail(err, errlen, "%s: line %ld: the header line must hold n (optionally followed by one integer), found '%s' too",
+                 path, lx.tokline, shown(&lx, tk, sizeof tk));
+            goto out;
+        }
+        lx.pos = save_pos, lx.line = header_line;
     } else {
         lx.pos = save_pos, lx.line = save_line;
     }
