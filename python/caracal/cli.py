@@ -15,6 +15,7 @@ COMMANDS = [
     "run",
     "report",
     "info",
+    "map",
 ]
 
 DESCRIPTION = """\

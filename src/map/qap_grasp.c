@@ -21,6 +21,13 @@
 
 typedef struct { int64_t v; int i, j; } entry;
 
+/* Restricted candidate list size: a fraction of m, rounded up, at least 1. */
+static int rcl_size(double fraction, int m)
+{
+    int k = (int)(fraction * m + 0.999999);
+    return k < 1 ? 1 : k > m ? m : k;
+}
+
 static int cmp_asc(const void *a, const void *b)
 {
     const entry *x = a, *y = b;
@@ -67,8 +74,7 @@ static void construct(const caracal_qap_problem *pb, grasp_ws *w, caracal_qap_rn
         p[i] = -1, w->loc_used[i] = 0;
 
     /* Stage 1: two units and two locations at once. */
-    int keep = (int)(GRASP_ALPHA * w->npairs);
-    if (keep < 1) keep = 1;
+    int keep = rcl_size(GRASP_ALPHA, w->npairs);
     const entry *pick = &w->pairs[caracal_qap_rng_below(rng, (uint64_t)keep)];
     const entry *f = &w->flows[pick->i], *d = &w->dists[pick->j];
     p[f->i] = d->i, p[f->j] = d->j;
@@ -97,8 +103,7 @@ static void construct(const caracal_qap_problem *pb, grasp_ws *w, caracal_qap_rn
                 if (!w->loc_used[k])
                     w->cand[m++] = (entry){ w->price[(size_t)i * n + k], i, k };
         }
-        int rcl = (int)(GRASP_ALPHA * m);
-        if (rcl < 1) rcl = 1;
+        int rcl = rcl_size(GRASP_ALPHA, m);
         select_smallest(w->cand, m, rcl, rng);
         const entry *c = &w->cand[caracal_qap_rng_below(rng, (uint64_t)rcl)];
         const int ui = c->i, lk = c->j;
@@ -153,8 +158,9 @@ static int prepare_pairs(const caracal_qap_problem *pb, grasp_ws *w)
             }
     qsort(w->flows, (size_t)m, sizeof(entry), cmp_desc);
     qsort(w->dists, (size_t)m, sizeof(entry), cmp_asc);
-    int keep = (int)(GRASP_BETA * m);
-    if (keep < 1) keep = 1;
+    /* at least n candidates: for small n a fraction of m would leave no choice at all */
+    int keep = rcl_size(GRASP_BETA, m);
+    if (keep < n) keep = n < m ? n : m;
     for (int k = 0; k < keep; k++)
         w->pairs[k] = (entry){ w->flows[k].v * w->dists[k].v, k, k };
     qsort(w->pairs, (size_t)keep, sizeof(entry), cmp_asc);
