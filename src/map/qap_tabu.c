@@ -29,6 +29,23 @@
 #define HOT
 #endif
 
+/* Restart parameters (compile-time so experiments need no code change). */
+#ifndef QAP_STALL
+#define QAP_STALL 10
+#endif
+#ifndef QAP_KMIN
+#define QAP_KMIN 8
+#endif
+#ifndef QAP_TENURE
+#define QAP_TENURE 100  /* percent of n */
+#endif
+#ifndef QAP_ASP
+#define QAP_ASP 5  /* times n^2 */
+#endif
+#ifndef QAP_KSTEP
+#define QAP_KSTEP 8
+#endif
+
 typedef struct {
     int n;
     const int64_t *A, *B;
@@ -37,6 +54,7 @@ typedef struct {
                                  * p (a swap moves two rows and two columns, O(n)), so that
                                  * no inner loop has to gather through p */
     int sym;                    /* A and B both symmetric: one product instead of two */
+    int64_t *own;               /* a symmetrised copy of A or B, see caracal_qap_tabu() */
     int *p;                     /* current permutation */
     int64_t *delta;             /* n*n, entries r < s used */
     long long *tabu, *tabuT;    /* [unit][loc] and [loc][unit]: move number until which
@@ -112,12 +130,30 @@ HOT static void apply_pending(tabu_state *t)
 {
     const int n = t->n;
     const int64_t *x = t->x, *y = t->y, *bx = t->bx, *by = t->by;
+    if (t->sym) {  /* x == y and bx == by */
+        for (int r = 0; r < n - 1; r++) {
+            int64_t *dr = t->delta + (size_t)r * n;
+            const int64_t xr = x[r], bxr = bx[r];
+            for (int s = r + 1; s < n; s++)
+                dr[s] += 2 * ((xr - x[s]) * (bx[s] - bxr));
+        }
+        return;
+    }
     for (int r = 0; r < n - 1; r++) {
         int64_t *dr = t->delta + (size_t)r * n;
         const int64_t xr = x[r], yr = y[r], bxr = bx[r], byr = by[r];
         for (int s = r + 1; s < n; s++)
             dr[s] += (xr - x[s]) * (bx[s] - bxr) + (yr - y[s]) * (by[s] - byr);
     }
+}
+
+static int symmetric(const int64_t *m, int n)
+{
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < i; j++)
+            if (m[(size_t)i * n + j] != m[(size_t)j * n + i])
+                return 0;
+    return 1;
 }
 
 /* Prepare x, y, bx, by for the swap of u and v just made, and set the pairs
@@ -182,7 +218,7 @@ static void selfcheck(const tabu_state *t, const caracal_qap_problem *pb, int64_
 
 static void free_state(tabu_state *t)
 {
-    free(t->AT), free(t->Bp), free(t->p), free(t->delta), free(t->tabu), free(t->x);
+    free(t->own), free(t->AT), free(t->Bp), free(t->p), free(t->delta), free(t->tabu), free(t->x);
 }
 
 long long caracal_qap_tabu(const caracal_qap_problem *pb, uint64_t seed,
@@ -205,13 +241,33 @@ long long caracal_qap_tabu(const caracal_qap_problem *pb, uint64_t seed,
     t.BpT = t.Bp + nn;
     t.tabuT = t.tabu + nn;
     t.y = t.x + n, t.bx = t.y + n, t.by = t.bx + n;
-    t.sym = 1;
-    for (int i = 0; i < n; i++)
-        for (int j = 0; j < n; j++) {
-            t.AT[(size_t)j * n + i] = t.A[(size_t)i * n + j];
-            t.sym &= t.A[(size_t)i * n + j] == t.A[(size_t)j * n + i] &&
-                     t.B[(size_t)i * n + j] == t.B[(size_t)j * n + i];
+    /* If one matrix is symmetric, sum a_ij b_{p_i p_j} = 1/2 sum a_ij (b + b^T)_{p_i p_j}:
+     * searching on the other matrix plus its transpose (twice the cost, exactly)
+     * turns the instance symmetric and halves the work per move. With both
+     * asymmetric this is not valid and the full formulas are used. */
+    const int symA = symmetric(pb->flow, n), symB = symmetric(pb->dist, n);
+    if (symA != symB) {
+        t.own = malloc(sizeof(int64_t) * nn);
+        if (!t.own) {
+            free_state(&t);
+            errno = ENOMEM;
+            return -1;
         }
+        const int64_t *m = symA ? pb->dist : pb->flow;
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++)
+                t.own[(size_t)i * n + j] = m[(size_t)i * n + j] + m[(size_t)j * n + i];
+        if (symA)
+            t.B = t.own;
+        else
+            t.A = t.own;
+    }
+    t.sym = symA || symB;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            t.AT[(size_t)j * n + i] = t.A[(size_t)i * n + j];
+    /* The objective searched: the cost, or twice the cost after symmetrising. */
+    const caracal_qap_problem ipb = { n, t.A, t.B };
     if (t.sym)  /* then BpT == Bp: share it, one row/column swap per move */
         t.BpT = t.Bp;
 
@@ -219,17 +275,17 @@ long long caracal_qap_tabu(const caracal_qap_problem *pb, uint64_t seed,
     caracal_qap_rng_seed(&rng, seed);
     caracal_qap_random_perm(&rng, t.p, n);
     all_deltas(&t);
-    int64_t cur = caracal_qap_cost(pb, t.p), best = cur;
+    int64_t cur = caracal_qap_cost(&ipb, t.p), best = cur;
     for (int i = 0; i < n; i++)
         best_perm[i] = t.p[i];
 
     /* Tenure around n; long-term aspiration after a few n^2 moves. */
-    const long long tmin = (9 * (long long)n) / 10, tspan = (2 * (long long)n) / 10 + 1;
-    const long long aspiration = 5LL * n * n;
+    const long long tmin = (9 * (long long)n * QAP_TENURE) / 1000, tspan = (2 * (long long)n * QAP_TENURE) / 1000 + 1;
+    const long long aspiration = (long long)QAP_ASP * n * n;
     /* Restart after 10n moves without a new best of the current phase; the
      * first shake is n/8 + 2 random swaps, each fruitless restart adds n/8. */
-    const long long stall_limit = 10LL * n;
-    const int kmin = n / 8 + 2, kstep = n / 8 + 1;
+    const long long stall_limit = (long long)QAP_STALL * n;
+    const int kmin = n / QAP_KMIN + 2, kstep = n / QAP_KSTEP + 1;
     int kick = kmin;
     long long last_gain = 0;
     int64_t phase_best = cur;
@@ -251,7 +307,7 @@ long long caracal_qap_tabu(const caracal_qap_problem *pb, uint64_t seed,
                 int z = t.p[a]; t.p[a] = t.p[b]; t.p[b] = z;
             }
             all_deltas(&t);
-            cur = caracal_qap_cost(pb, t.p);
+            cur = caracal_qap_cost(&ipb, t.p);
             phase_best = cur;
             last_gain = it;
             /* Each fruitless restart shakes harder, up to a fresh random start. */
@@ -300,7 +356,7 @@ long long caracal_qap_tabu(const caracal_qap_problem *pb, uint64_t seed,
         cur += bd;
         pending_update(&t, bu, bv);
 #ifdef CARACAL_QAP_SELFCHECK
-        selfcheck(&t, pb, cur);
+        selfcheck(&t, &ipb, cur);
 #endif
         if (cur < phase_best) {
             phase_best = cur;

@@ -53,21 +53,23 @@ static int is_permutation(const int *p, int n)
     return 1;
 }
 
-/* Random instance: symmetric with zero diagonals, or fully general
- * (asymmetric, non-zero diagonals, some negative entries). */
-static void random_instance(caracal_qap_rng *r, int n, int symmetric, int64_t *A, int64_t *B)
+/* Random instance. kind 0: fully general (asymmetric, non-zero diagonals, some
+ * negative flows); 1: both symmetric with zero diagonals; 2: A symmetric, B
+ * general; 3: A general, B symmetric (the tabu search symmetrises those two). */
+static void random_instance(caracal_qap_rng *r, int n, int kind, int64_t *A, int64_t *B)
 {
+    const int symA = kind == 1 || kind == 2, symB = kind == 1 || kind == 3;
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++) {
-            if (symmetric && j < i) {
-                A[i * n + j] = A[j * n + i];
-                B[i * n + j] = B[j * n + i];
-            } else if (symmetric && i == j) {
+            A[i * n + j] = (int64_t)caracal_qap_rng_below(r, 20) - (kind == 1 ? 0 : 4);
+            B[i * n + j] = (int64_t)caracal_qap_rng_below(r, 50);
+            if (kind == 1 && i == j)
                 A[i * n + j] = B[i * n + j] = 0;
-            } else {
-                A[i * n + j] = (int64_t)caracal_qap_rng_below(r, 20) - (symmetric ? 0 : 4);
-                B[i * n + j] = (int64_t)caracal_qap_rng_below(r, 50);
-            }
+        }
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < i; j++) {
+            if (symA) A[i * n + j] = A[j * n + i];
+            if (symB) B[i * n + j] = B[j * n + i];
         }
 }
 
@@ -104,7 +106,7 @@ static void test_brute_force(void)
     int64_t A[81], B[81];
     int perm[9];
     for (int n = 2; n <= 9; n++)
-        for (int sym = 0; sym < 2; sym++)
+        for (int sym = 0; sym < 4; sym++)
             for (int rep = 0; rep < 3; rep++) {
                 random_instance(&r, n, sym, A, B);
                 caracal_qap_problem pb = { n, A, B };
