@@ -43,6 +43,9 @@
 #ifndef QAP_ASP
 #define QAP_ASP 5  /* times n^2 */
 #endif
+#ifndef QAP_KMAX_PCT
+#define QAP_KMAX_PCT 200  /* shakes grow to 2n swaps, then start small again: never stuck in random restarts */
+#endif
 #ifndef QAP_KSTEP
 #define QAP_KSTEP 8   /* each fruitless restart adds n / QAP_KSTEP + 1 swaps */
 #endif
@@ -288,6 +291,7 @@ long long caracal_qap_tabu(const caracal_qap_problem *pb, uint64_t seed,
      * the uniform tai*a a little (bench/results/qaplib.md). */
     const long long stall_limit = (long long)QAP_STALL * n;
     const int kmin = n / QAP_KMIN + 2, kstep = n / QAP_KSTEP + 1;
+    const int kmax = QAP_KMAX_PCT * n / 100 + 2;
     int kick = kmin;
     long long last_gain = 0;
     int64_t phase_best = cur;
@@ -313,7 +317,7 @@ long long caracal_qap_tabu(const caracal_qap_problem *pb, uint64_t seed,
             phase_best = cur;
             last_gain = it;
             /* Each fruitless restart shakes harder, up to a fresh random start. */
-            kick = kick + kstep < 2 * n ? kick + kstep : 2 * n;
+            kick = kick + kstep <= kmax ? kick + kstep : kmin;
         }
 
         /* Bring every delta up to date, then pick the move. */
