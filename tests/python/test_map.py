@@ -1,9 +1,11 @@
 """caracal map --qaplib: results, JSON keys, and bad files (one line, exit 2)."""
 import itertools
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import BUILDS
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "qaplib"
 if not SHARED.is_dir():
@@ -127,3 +129,20 @@ def test_missing_file(cli, tmp_path):
     p = cli("map", "--qaplib", tmp_path / "nope.dat")
     assert p.returncode == 2
     assert p.stderr.strip() == f"caracal map: no such file: {tmp_path / 'nope.dat'}"
+
+
+@pytest.mark.parametrize("args,expect", [
+    ([], "no QAPLIB file given"),
+    (["--frobnicate"], "unknown option"),
+    (["{f}", "--time"], "missing value after"),
+    (["{f}", "--seed", "-1"], "--seed needs a non-negative integer"),
+    (["{f}", "--method", "sa"], "--method must be grasp, tabu or auto"),
+    (["{f}", "{f}"], "only one file"),
+])
+def test_solver_tool_bad_arguments(tmp_path, args, expect):
+    exe = BUILDS["openmpi"] / "bin" / "caracal-qap"
+    f = tmp_path / "ok.dat"
+    f.write_text(GOOD)
+    p = subprocess.run([str(exe), *[a.format(f=f) for a in args]], capture_output=True, text=True)
+    assert p.returncode == 2
+    assert len(p.stderr.strip().splitlines()) == 1 and expect in p.stderr
