@@ -16,6 +16,7 @@ COMMANDS = [
     "report",
     "nodemap",
     "info",
+    "map",
 ]
 
 DESCRIPTION = """\
