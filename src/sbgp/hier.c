@@ -3,6 +3,7 @@
 #include "hier.h"
 #include "config.h"
 #include "log.h"
+#include "bcol/shm/shm.h"
 #include <hwloc.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -57,14 +58,11 @@ static void free_level(caracal_level *lv)
 
 void caracal_hier_retain(caracal_hier *h) { h->refs++; }
 
-void caracal_shm_hier_free(caracal_hier *h) __attribute__((weak));
-
 void caracal_hier_release(caracal_hier *h)
 {
     if (--h->refs > 0)
         return;
-    if (caracal_shm_hier_free)
-        caracal_shm_hier_free(h);
+    caracal_shm_hier_free(h);
     for (int l = 0; l < h->nlevels; l++)
         free_level(&h->level[l]);
     h->flat.comm = MPI_COMM_NULL; /* it is dup */
@@ -206,6 +204,7 @@ static caracal_hier *build(MPI_Comm comm)
     }
     if (!h->nlevels)
         snprintf(h->desc, sizeof h->desc, "single");
+    caracal_shm_hier_setup(h);
     return h;
 }
 
