@@ -10,13 +10,16 @@
 
 const char *const caracal_coll_names[CARACAL_NCOLL] = {"barrier", "bcast", "reduce", "allreduce"};
 
-/* Default selection, one line per collective, measured with bench/coll_bench on the
- * development machine (bench/results/). Edit here or override with CARACAL_<COLL>. */
+/* Default selection, one line per collective, from bench/coll (results and the
+ * reasoning in bench/results/coll.md): on this class of machine (one node, few cores)
+ * Caracal's shared-memory primitives beat the native library only for small messages;
+ * everything else goes native, so that no default is slower than the native library.
+ * Edit here or override with CARACAL_<COLL> (same grammar, tried first). */
 static const char *const defaults[CARACAL_NCOLL] = {
-    [CARACAL_BARRIER]   = "hier:2",
-    [CARACAL_BCAST]     = "knomial:2@-64k nary:2",
-    [CARACAL_REDUCE]    = "knomial:2",
-    [CARACAL_ALLREDUCE] = "recdbl:2@-64k ring:2",
+    [CARACAL_BARRIER]   = "native",
+    [CARACAL_BCAST]     = "node/shm@-4097 knomial:2@-4097 native",
+    [CARACAL_REDUCE]    = "node/shm@-1025 knomial:2@-1025 native",
+    [CARACAL_ALLREDUCE] = "node/shm@-1025 recdbl:2@-1025 native",
 };
 static const int setting_of[CARACAL_NCOLL] = {CARACAL_SET_BARRIER, CARACAL_SET_BCAST, CARACAL_SET_REDUCE,
                                               CARACAL_SET_ALLREDUCE};

@@ -7,6 +7,7 @@
 #include <time.h>
 
 int caracal_active_requests;
+unsigned long caracal_progress_ticks;
 
 typedef struct caracal_request {
     caracal_task *task;
@@ -121,6 +122,8 @@ int caracal_progress(void)
             pp = &r->next;
         }
     }
+    if (completed)
+        caracal_progress_ticks++;
     return completed;
 }
 
@@ -139,14 +142,15 @@ int caracal_request_run(caracal_task *t, void (*on_done)(void *), void *arg)
 {
     caracal_request *r = add(t, on_done, arg);
     unsigned spins = 0;
+    unsigned long seen = caracal_progress_ticks;
     for (;;) {
-        int n = caracal_progress();
+        caracal_progress();
         if (r->done)
             break;
-        if (n)
+        if (caracal_progress_ticks != seen) /* something moved: keep spinning */
             spins = 0;
-        else
-            caracal_backoff(&spins);
+        seen = caracal_progress_ticks;
+        caracal_backoff(&spins);
     }
     free(r);
     return MPI_SUCCESS;

@@ -36,6 +36,9 @@ int caracal_task_step(caracal_task *t);
 /** A task that completes at once (count 0, size-1 groups). */
 caracal_task *caracal_task_noop(void);
 
+/** Bumped by a task whenever it moves (a step, a segment): waiters then keep spinning
+ *  instead of backing off. */
+extern unsigned long caracal_progress_ticks;
 /** Number of collectives in flight; when 0 the Test/Wait family goes straight to PMPI. */
 extern int caracal_active_requests;
 

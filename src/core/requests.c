@@ -11,15 +11,18 @@ int caracal_impl_MPI_Wait(MPI_Request *request, MPI_Status *status)
     if (!caracal_active_requests)
         return PMPI_Wait(request, status);
     unsigned spins = 0;
+    unsigned long seen = caracal_progress_ticks;
     for (;;) {
         int flag = 0, rc;
-        int n = caracal_progress();
+        caracal_progress();
+        int moved = caracal_progress_ticks != seen; /* a completion, a step, a segment */
+        seen = caracal_progress_ticks;
         rc = PMPI_Test(request, &flag, status);
         if (rc != MPI_SUCCESS || flag)
             return rc;
         if (!caracal_active_requests)
             return PMPI_Wait(request, status);
-        if (n)
+        if (moved)
             spins = 0;
         else
             caracal_backoff(&spins);
@@ -38,15 +41,18 @@ int caracal_impl_MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Sta
     if (!caracal_active_requests)
         return PMPI_Waitall(count, array_of_requests, array_of_statuses);
     unsigned spins = 0;
+    unsigned long seen = caracal_progress_ticks;
     for (;;) {
         int flag = 0, rc;
-        int n = caracal_progress();
+        caracal_progress();
+        int moved = caracal_progress_ticks != seen; /* a completion, a step, a segment */
+        seen = caracal_progress_ticks;
         rc = PMPI_Testall(count, array_of_requests, &flag, array_of_statuses);
         if (rc != MPI_SUCCESS || flag)
             return rc;
         if (!caracal_active_requests)
             return PMPI_Waitall(count, array_of_requests, array_of_statuses);
-        if (n)
+        if (moved)
             spins = 0;
         else
             caracal_backoff(&spins);
@@ -65,15 +71,18 @@ int caracal_impl_MPI_Waitany(int count, MPI_Request array_of_requests[], int *in
     if (!caracal_active_requests)
         return PMPI_Waitany(count, array_of_requests, indx, status);
     unsigned spins = 0;
+    unsigned long seen = caracal_progress_ticks;
     for (;;) {
         int flag = 0, rc;
-        int n = caracal_progress();
+        caracal_progress();
+        int moved = caracal_progress_ticks != seen; /* a completion, a step, a segment */
+        seen = caracal_progress_ticks;
         rc = PMPI_Testany(count, array_of_requests, indx, &flag, status);
         if (rc != MPI_SUCCESS || flag)
             return rc;
         if (!caracal_active_requests)
             return PMPI_Waitany(count, array_of_requests, indx, status);
-        if (n)
+        if (moved)
             spins = 0;
         else
             caracal_backoff(&spins);
@@ -93,15 +102,18 @@ int caracal_impl_MPI_Waitsome(int incount, MPI_Request array_of_requests[], int 
     if (!caracal_active_requests)
         return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
     unsigned spins = 0;
+    unsigned long seen = caracal_progress_ticks;
     for (;;) {
         int rc;
-        int n = caracal_progress();
+        caracal_progress();
+        int moved = caracal_progress_ticks != seen; /* a completion, a step, a segment */
+        seen = caracal_progress_ticks;
         rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
         if (rc != MPI_SUCCESS || *outcount != 0)
             return rc; /* some completed, or MPI_UNDEFINED: no active request */
         if (!caracal_active_requests)
             return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
-        if (n)
+        if (moved)
             spins = 0;
         else
             caracal_backoff(&spins);

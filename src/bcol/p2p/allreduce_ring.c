@@ -62,6 +62,7 @@ static int progress(caracal_task *t)
             PMPI_Reduce_local(r->tmp, r->dst + chunk_start(r, rc) * r->extent, chunk_len(r, rc), r->dt, r->op);
         }
         r->step++;
+        caracal_progress_ticks++;
         t->state = 0;
     }
 }

@@ -127,6 +127,7 @@ static int progress(caracal_task *task)
         }
         atomic_store_explicit(&s->ack[s->me].v, step, memory_order_release);
         s->local_step = step;
+        caracal_progress_ticks++;
         t->chunk++;
         task->state = 0;
     }
