@@ -1,8 +1,8 @@
 /* Caracal's collectives vs the native library, in one run: with libcaracal preloaded,
  * MPI_<coll> runs Caracal (per the CARACAL_* selection in the environment) and
  * PMPI_<coll> runs the native library. For each collective and size the two are timed
- * alternately, `reps` times, each a loop of `iters` calls; the time of a loop is the
- * slowest rank's. Prints one JSON object per (collective, size) with the median
+ * alternately, `reps` times, each `iters` calls separated by a native barrier (the
+ * latency of one call, averaged over the loop; the loop's time is the slowest rank's). Prints one JSON object per (collective, size) with the median
  * microseconds per call of each. Usage: coll_bench [reps] [max_bytes] [iter_scale] */
 #include <mpi.h>
 #include <stdio.h>
@@ -60,11 +60,14 @@ int main(int argc, char **argv)
             for (int r = 0; r < reps; r++)
                 for (int k = 0; k < 2; k++) {
                     int m = (r + k) % 2; /* alternate which goes first */
-                    PMPI_Barrier(MPI_COMM_WORLD);
-                    double t0 = MPI_Wtime();
-                    for (int i = 0; i < iters; i++)
+                    double dt = 0, mx;
+                    for (int i = 0; i < iters; i++) { /* latency of one call: no overlap between calls */
+                        PMPI_Barrier(MPI_COMM_WORLD);
+                        double t0 = MPI_Wtime();
                         run(coll, m, a, b, (int)bytes);
-                    double dt = (MPI_Wtime() - t0) / iters, mx;
+                        dt += MPI_Wtime() - t0;
+                    }
+                    dt /= iters;
                     PMPI_Allreduce(&dt, &mx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
                     t[m][r] = mx;
                 }

@@ -13,7 +13,9 @@
 #include "ml/schedule.h"
 #include "module.h"
 #include "progress.h"
+#include "bcol/shm/shm.h"
 #include <stdio.h>
+#include <string.h>
 
 static int enabled;
 static long ran;
@@ -55,12 +57,27 @@ static int applies(caracal_coll c, MPI_Comm comm, int count, MPI_Datatype dt, in
     if (!caracal_select(c, size, (size_t)count * (size_t)typesize, choice))
         goto native;
     *h = caracal_hier_get(comm);
-    if (caracal_log_enabled("algo")) {
-        char param[16] = "";
+    if (caracal_log_enabled("algo")) { /* the schedule, and the primitive of each level */
+        char param[16] = "", levels[160] = "";
         if (choice->top.param)
             snprintf(param, sizeof param, ":%d", choice->top.param);
-        caracal_log("algo", "%s %s%s bytes=%zu ranks=%d levels=%s", caracal_coll_names[c], choice->top.alg, param,
-                    choice->bytes, size, (*h)->desc);
+        int len = 0;
+        for (int l = 0; l < (*h)->nlevels && len < (int)sizeof levels; l++) {
+            const caracal_level *lv = &(*h)->level[l];
+            caracal_alg alg = caracal_select_level(choice, lv->kind, lv->size ? lv->size : lv->maxgroup);
+            if (!strcmp(alg.alg, "shm") && !caracal_shm_usable(*h, l))
+                strcpy(alg.alg, "knomial"); /* what levels.c falls back to */
+            len += snprintf(levels + len, sizeof levels - len, " %s=%s", lv->kind, alg.alg);
+            if (alg.param && len < (int)sizeof levels)
+                len += snprintf(levels + len, sizeof levels - len, ":%d", alg.param);
+        }
+        int commute = 1;
+        if (c == CARACAL_REDUCE || c == CARACAL_ALLREDUCE)
+            PMPI_Op_commutative(op, &commute);
+        if (!commute) /* non-commutative operators run flat and rank-ordered (ml/reduce_hier.c, allreduce_hier.c) */
+            snprintf(levels, sizeof levels, " flat=%s", c == CARACAL_REDUCE ? "knomial-ordered" : "recdbl-ordered");
+        caracal_log("algo", "%s %s%s bytes=%zu ranks=%d levels=%s%s", caracal_coll_names[c], choice->top.alg, param,
+                    choice->bytes, size, (*h)->desc, levels);
     }
     ran++;
     return 1;

@@ -12,14 +12,16 @@ const char *const caracal_coll_names[CARACAL_NCOLL] = {"barrier", "bcast", "redu
 
 /* Default selection, one line per collective, from bench/coll (results and the
  * reasoning in bench/results/coll.md): on this class of machine (one node, few cores)
- * Caracal's shared-memory primitives beat the native library only for small messages;
+ * Caracal's shared-memory primitives beat the native library only between its eager
+ * and rendezvous regimes (2-8 KiB; allreduce up to 64 KiB), where the native library's
+ * point-to-point protocol switch costs most;
  * everything else goes native, so that no default is slower than the native library.
  * Edit here or override with CARACAL_<COLL> (same grammar, tried first). */
 static const char *const defaults[CARACAL_NCOLL] = {
     [CARACAL_BARRIER]   = "native",
-    [CARACAL_BCAST]     = "node/shm@-4097 knomial:2@-4097 native",
-    [CARACAL_REDUCE]    = "node/shm@-1025 knomial:2@-1025 native",
-    [CARACAL_ALLREDUCE] = "node/shm@-1025 recdbl:2@-1025 native",
+    [CARACAL_BCAST]     = "node/shm@2k-8k knomial:2@2k-8k native",
+    [CARACAL_REDUCE]    = "node/shm@2k-8k knomial:2@2k-8k native",
+    [CARACAL_ALLREDUCE] = "node/shm@2k-64k recdbl:2@2k-64k native",
 };
 static const int setting_of[CARACAL_NCOLL] = {CARACAL_SET_BARRIER, CARACAL_SET_BCAST, CARACAL_SET_REDUCE,
                                               CARACAL_SET_ALLREDUCE};

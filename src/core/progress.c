@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "progress.h"
 #include "log.h"
+#include "config.h"
 #include <sched.h>
 #include <stdlib.h>
 #include <time.h>
@@ -156,16 +157,37 @@ int caracal_request_run(caracal_task *t, void (*on_done)(void *), void *arg)
     return MPI_SUCCESS;
 }
 
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/* Waiting: spin for CARACAL_SPIN_US, then yield the core until a few milliseconds have
+ * passed, then sleep in short naps: fast when every rank has a core, polite when ranks
+ * outnumber cores. *spins == 0 starts a new wait. */
+static double wait_start;
+static double spin_us = -1;
+
 void caracal_backoff(unsigned *spins)
 {
-    unsigned s = ++*spins;
-    if (s < 64)
+    if (spin_us < 0)
+        spin_us = (double)caracal_setting_int(CARACAL_SET_SPIN_US);
+    unsigned s = (*spins)++;
+    if (s == 0) {
+        wait_start = now_us();
         return;
-    if (s < 4096) {
+    }
+    if (s % 16)
+        return; /* look at the clock now and then only */
+    double waited = now_us() - wait_start;
+    if (waited < spin_us)
+        return;
+    if (waited < spin_us + 2000) {
         sched_yield();
         return;
     }
     struct timespec ts = {0, 20000};
     nanosleep(&ts, NULL);
-    *spins = 4000;
 }
