@@ -18,6 +18,7 @@
 #include <string.h>
 
 static int enabled;
+static int log_algo; /* CARACAL_LOG has algo (looked up once) */
 static long ran;
 
 long caracal_coll_count(void) { return ran; }
@@ -28,6 +29,7 @@ static void after_init(void)
     PMPI_Query_thread(&provided);
     enabled = caracal_setting_int(CARACAL_SET_COLL) && provided != MPI_THREAD_MULTIPLE;
     caracal_select_setup();
+    log_algo = caracal_log_enabled("algo");
 }
 
 static void before_finalize(void)
@@ -57,7 +59,7 @@ static int applies(caracal_coll c, MPI_Comm comm, int count, MPI_Datatype dt, in
     if (!caracal_select(c, size, (size_t)count * (size_t)typesize, choice))
         goto native;
     *h = caracal_hier_get(comm);
-    if (caracal_log_enabled("algo")) { /* the schedule, and the primitive of each level */
+    if (log_algo) { /* the schedule, and the primitive of each level */
         char param[16] = "", levels[160] = "";
         if (choice->top.param)
             snprintf(param, sizeof param, ":%d", choice->top.param);
@@ -82,7 +84,8 @@ static int applies(caracal_coll c, MPI_Comm comm, int count, MPI_Datatype dt, in
     ran++;
     return 1;
 native:
-    caracal_log("algo", "%s native", caracal_coll_names[c]);
+    if (log_algo)
+        caracal_log("algo", "%s native", caracal_coll_names[c]);
     return 0;
 }
 

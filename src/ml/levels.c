@@ -79,7 +79,9 @@ caracal_task *caracal_ml_level_barrier(const caracal_ml_args *a, int l, int tag)
 
 int caracal_ml_nchunks(const caracal_hier *h, int count, MPI_Datatype dt)
 {
-    long long chunk = caracal_setting_int(CARACAL_SET_PIPELINE_SIZE);
+    static long long chunk = -1;
+    if (chunk < 0)
+        chunk = caracal_setting_int(CARACAL_SET_PIPELINE_SIZE);
     size_t bytes = caracal_type_size(dt) * (size_t)count;
     if (h->nlevels < 2 || chunk <= 0 || bytes <= (size_t)chunk)
         return 1;

@@ -47,7 +47,9 @@ void caracal_tree_free(caracal_tree *t)
 int caracal_bcol_segcount(int count, MPI_Datatype dt)
 {
     size_t sz = caracal_type_size(dt);
-    long long seg = caracal_setting_int(CARACAL_SET_SEGMENT_SIZE);
+    static long long seg = -1;
+    if (seg < 0)
+        seg = caracal_setting_int(CARACAL_SET_SEGMENT_SIZE);
     if (sz == 0 || seg <= 0)
         return count > 0 ? count : 1;
     long long c = seg / (long long)sz;
