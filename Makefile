@@ -45,7 +45,8 @@ test-python:
 	.venv/bin/python -m pytest -q tests/python
 
 bench: build-openmpi build-mpich
-	.venv/bin/python bench/run_all.py
+	.venv/bin/python bench/profiler_overhead.py --mpi openmpi
+	.venv/bin/python bench/profiler_overhead.py --mpi mpich
 
 clean:
 	rm -rf build build-mpich build*.log

@@ -14,7 +14,9 @@ from .errors import UsageError
 COMMANDS = [
     "run",
     "report",
+    "nodemap",
     "info",
+    "map",
 ]
 
 DESCRIPTION = """\

@@ -44,7 +44,7 @@ void caracal_config_load(void)
             continue;
         const char *name = *e + 8, *eq = strchr(name, '=');
         size_t len = eq ? (size_t)(eq - name) : strlen(name);
-        if (lookup(name, len) < 0)
+        if (lookup(name, len) < 0 && caracal_world_rank <= 0) /* once per job, not once per rank */
             caracal_warn("unknown setting CARACAL_%.*s ignored (`caracal info` lists the settings)", (int)len, name);
     }
 }

@@ -109,6 +109,85 @@ def parse(text):
     return funcs
 
 
+# ---- Fortran ----
+# Open MPI's Fortran bindings call PMPI_* directly, so C wrappers never see Fortran callers.
+# Caracal therefore exports the Fortran symbols too (mpi_send_, mpi_send__, mpi_send, MPI_SEND,
+# and Open MPI's mpi_send_f08_): each wrapper accounts for the call and passes every argument
+# unchanged to the library's own PMPI Fortran entry (pmpi_send_, found with dlsym). Fortran
+# passes everything by reference plus one hidden length per CHARACTER argument, so the
+# arguments are all pointer-sized integers and a pass-through needs only their number.
+# MPICH's Fortran entries call the C MPI_* functions: the profiler's per-thread depth flag
+# keeps those nested calls from being counted twice.
+FORTRAN_SKIP = {"MPI_Pcontrol", "MPI_Wtime", "MPI_Wtick"}  # Pcontrol: src/prof/profiler.c
+FORTRAN_NARGS = {"MPI_Init": 1, "MPI_Init_thread": 3}      # no argc/argv in Fortran
+
+
+def fortran_functions(funcs, hand):
+    out = []
+    for name in sorted(funcs):
+        if not name.startswith("MPI_") or name.startswith(SKIP_PREFIXES) or SKIP_PATTERN.search(name):
+            continue
+        if "P" + name not in funcs or name in FORTRAN_SKIP:
+            continue
+        if re.search(r"(c2f|f2c|f082c|c2f08)", name, re.I) or (name.endswith("_c") and name[:-2] in funcs):
+            continue
+        ret, params = funcs[name]
+        if ret != "int":
+            continue
+        plist = [] if params in ("", "void") else split_params(params)
+        if any(p == "..." for p in plist):
+            continue
+        nargs = FORTRAN_NARGS.get(name, len(plist) + 1 + sum("char" in p for p in plist))
+        out.append((name, nargs, any(re.search(r"\bvoid\s*\*", p) for p in plist)))
+    return out
+
+
+FORTRAN_LIFETIME = {"MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Abort"}
+
+
+def write_fortran(c, fortran):
+    c.write("\n/* ---- Fortran entry points (see gen_wrappers.py) ---- */\n")
+    c.write('#include "prof/fhooks.h"\n\n')
+    for name, n, has_buf in fortran:
+        low = name.lower()
+        params = ", ".join(f"void *a{i}" for i in range(n))
+        args = ", ".join(f"a{i}" for i in range(n))
+        types = ", ".join(["void *"] * n)
+        # flavor 0: mpif.h / `use mpi`; 1: mpi_f08 (Open MPI's name, MPICH's for calls without
+        # a choice buffer); 2: MPICH's mpi_f08 name for calls with a choice buffer (f08ts).
+        flavors = [(0, [low + "_", low + "__", low, name.upper()]), (1, [low + "_f08_"])]
+        if has_buf:
+            flavors.append((2, [low + "_f08ts_"]))
+        for flavor, names in flavors:
+            impl = f"caracal_f{flavor}_{name}"
+            fp = f"fp{flavor}_{name}"
+            c.write(f"static caracal_fptr {fp};\n")
+            c.write(f"void {impl}({params});\n")
+            c.write(f"void {impl}({params})\n{{\n")
+            if flavor == 0:
+                resolve = f'caracal_fortran_target("p{low}_")'
+            elif flavor == 1:
+                resolve = (f'(CARACAL_F08_SITE_ONLY ? caracal_fortran_next("{low}_f08_")'
+                           f' : caracal_fortran_target("p{low}_f08_"))')
+            else:
+                resolve = f'caracal_fortran_next("{low}_f08ts_")'
+            c.write(f"    if (!{fp})\n        {fp} = {resolve};\n")
+            c.write(f"    void (*t_)({types}) = (void (*)({types})){fp};\n")
+            site_only = flavor == 2 or (flavor == 1 and name not in FORTRAN_LIFETIME)
+            if site_only:
+                c.write(f"#if CARACAL_F08_SITE_ONLY && !defined(CARACAL_FHOOK_{name})\n" if flavor == 1 else "#if 1\n")
+                c.write(f"    CARACAL_F08_SITE(CARACAL_FN_{name}, t_({args}));\n#else\n")
+            c.write(f"#ifdef CARACAL_FHOOK_{name}\n    CARACAL_FHOOK_{name}({'0' if flavor == 0 else 'CARACAL_F08_K'}, t_, {args});\n#else\n")
+            c.write(f"    CARACAL_PROF_ENTER(CARACAL_FN_{name});\n    t_({args});\n")
+            c.write("    CARACAL_PROF_EXIT(0);\n#endif\n")
+            if site_only:
+                c.write("#endif\n")
+            c.write("}\n")
+            for sym in names:
+                c.write(f'void {sym}({types}) __attribute__((alias("{impl}")));\n')
+            c.write("\n")
+
+
 def main(preprocessed, interpose_def, out_c, out_h):
     impl, hand = read_def(interpose_def)
     funcs = parse(open(preprocessed).read())
@@ -172,7 +251,11 @@ def main(preprocessed, interpose_def, out_c, out_h):
             c.write(f"    CARACAL_PROF_ENTER(CARACAL_FN_{name});\n")
             c.write(f"    {ret} rc = {target}({args});\n")
             c.write(f"    CARACAL_PROF_EXIT(CARACAL_FN_{name});\n    return rc;\n#endif\n}}\n\n")
-    print(f"gen_wrappers: {len(wrapped)} MPI functions interposed, {len(skipped)} skipped", file=sys.stderr)
+        known = {w[0] for w in wrapped} | hand
+        fortran = [f for f in fortran_functions(funcs, hand) if f[0] in known]
+        write_fortran(c, fortran)
+    print(f"gen_wrappers: {len(wrapped)} MPI functions interposed, {len(skipped)} skipped, "
+          f"{len(fortran)} Fortran entry points", file=sys.stderr)
 
 
 if __name__ == "__main__":

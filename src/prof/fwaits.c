@@ -1,0 +1,122 @@
+#define _GNU_SOURCE
+/* Fortran Wait, Test and Waitall: as waits.c, with Fortran request handles and statuses.
+ * The C handles are taken before the call because completion frees them. */
+#include "fhooks.h"
+#define _GNU_SOURCE
+#include <stdlib.h>
+
+#define SMALL 64
+
+caracal_fptr caracal_fortran_target(const char *name)
+{
+    void *p = dlsym(RTLD_DEFAULT, name);
+    if (!p && name[0] == 'p')
+        p = dlsym(RTLD_NEXT, name + 1); /* no PMPI twin: the library's own mpi_ entry */
+    if (!p) {
+        caracal_warn("this MPI library has no Fortran entry %s; cannot forward the call", name);
+        abort();
+    }
+    return (caracal_fptr)p;
+}
+
+int caracal_fstatus_to_c(int K, const void *fst, MPI_Status *st)
+{
+    (void)K; /* only MPICH has a distinct f08 status */
+    if (!fst || fst == CARACAL_FSTATUS_IGNORE(K))
+        return -1;
+#ifdef MPICH_VERSION
+    /* MPICH's MPI_F08_status has the fields of its MPI_Status, in the same order (mpi.h);
+     * PMPI_Status_f082c lives in the Fortran library, which a C program does not load. */
+    _Static_assert(sizeof(MPI_F08_status) == sizeof(MPI_Status), "MPICH f08 status layout");
+    if (K == 2) {
+        memcpy(st, fst, sizeof *st);
+        return 0;
+    }
+#endif
+    return PMPI_Status_f2c(fst, st) == MPI_SUCCESS ? 0 : -1;
+}
+
+caracal_fptr caracal_fortran_next(const char *name)
+{
+    void *p = dlsym(RTLD_NEXT, name);
+    if (!p) {
+        caracal_warn("this MPI library has no Fortran entry %s; cannot forward the call", name);
+        abort();
+    }
+    return (caracal_fptr)p;
+}
+
+void caracal_fwait(int K, void (*t)(void *, void *, void *), void *ra, void *rq, void *st, void *ierr)
+{
+    caracal_call c_;
+    caracal_prof_enter(&c_, CARACAL_FN_MPI_Wait, ra);
+    MPI_Request key = c_.active && caracal_req_ntracked ? CARACAL_FREQ(rq) : MPI_REQUEST_NULL;
+    MPI_Fint fs[CARACAL_FSTATUS_INTS];
+    void *sp = (key != MPI_REQUEST_NULL && st == CARACAL_FSTATUS_IGNORE(K)) ? (void *)fs : st;
+    t(rq, sp, ierr);
+    if (!c_.active)
+        return;
+    caracal_prof_stop(&c_);
+    if (key != MPI_REQUEST_NULL && CARACAL_FOK(ierr)) {
+        MPI_Status cs;
+        if (!caracal_fstatus_to_c(K, sp, &cs))
+            caracal_req_completed(key, &cs);
+    }
+    caracal_prof_commit(&c_);
+}
+
+void caracal_ftest(int K, void (*t)(void *, void *, void *, void *), void *ra, void *rq, void *flag, void *st,
+                   void *ierr)
+{
+    caracal_call c_;
+    caracal_prof_enter(&c_, CARACAL_FN_MPI_Test, ra);
+    MPI_Request key = c_.active && caracal_req_ntracked ? CARACAL_FREQ(rq) : MPI_REQUEST_NULL;
+    MPI_Fint fs[CARACAL_FSTATUS_INTS];
+    void *sp = (key != MPI_REQUEST_NULL && st == CARACAL_FSTATUS_IGNORE(K)) ? (void *)fs : st;
+    t(rq, flag, sp, ierr);
+    if (!c_.active)
+        return;
+    caracal_prof_stop(&c_);
+    if (key != MPI_REQUEST_NULL && CARACAL_FOK(ierr) && CARACAL_FI(flag)) {
+        MPI_Status cs;
+        if (!caracal_fstatus_to_c(K, sp, &cs))
+            caracal_req_completed(key, &cs);
+    }
+    caracal_prof_commit(&c_);
+}
+
+void caracal_fwaitall(int K, void (*t)(void *, void *, void *, void *), void *ra, void *np, void *rqs, void *sts,
+                      void *ierr)
+{
+    caracal_call c_;
+    caracal_prof_enter(&c_, CARACAL_FN_MPI_Waitall, ra);
+    int n = CARACAL_FI(np);
+    if (!c_.active || !caracal_req_ntracked || n <= 0) {
+        t(np, rqs, sts, ierr);
+        if (c_.active) {
+            caracal_prof_stop(&c_);
+            caracal_prof_commit(&c_);
+        }
+        return;
+    }
+    MPI_Request ksmall[SMALL], *keys = n <= SMALL ? ksmall : malloc(sizeof *keys * (size_t)n);
+    MPI_Fint fsmall[SMALL * CARACAL_FSTATUS_INTS], *fs = sts;
+    if (sts == CARACAL_FSTATUSES_IGNORE(K))
+        fs = n <= SMALL ? fsmall : malloc(sizeof(MPI_Fint) * CARACAL_FSTATUS_INTS * (size_t)n);
+    const MPI_Fint *f = rqs;
+    for (int i = 0; keys && i < n; i++)
+        keys[i] = PMPI_Request_f2c(f[i]);
+    t(np, rqs, fs ? (void *)fs : sts, ierr);
+    caracal_prof_stop(&c_);
+    if (keys && fs && CARACAL_FOK(ierr))
+        for (int i = 0; i < n; i++) {
+            MPI_Status cs;
+            if (!caracal_fstatus_to_c(K, fs + (size_t)i * CARACAL_FSTATUS_INTS, &cs))
+                caracal_req_completed(keys[i], &cs);
+        }
+    caracal_prof_commit(&c_);
+    if (keys != ksmall)
+        free(keys);
+    if (fs != sts && fs != fsmall)
+        free(fs);
+}

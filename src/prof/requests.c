@@ -1,0 +1,131 @@
+/* Requests the profiler must remember: nonblocking receives (their bytes are known
+ * only at completion, from the status) and persistent requests (traffic is counted
+ * at each MPI_Start). Keys are the C request handles. */
+#include "prof.h"
+#include "log.h"
+
+#define REQ_CAP 65536
+typedef struct {
+    uint64_t key;
+    int used, fn, site;
+    int is_send, world;      /* persistent sends */
+    uint64_t bytes;
+} entry;
+
+static entry recvs[REQ_CAP], persist[REQ_CAP];
+int caracal_req_ntracked;
+static int npersist, warned;
+
+static unsigned slot_of(uint64_t k) { return (unsigned)((k * 0x9E3779B97F4A7C15ull) >> 40) & (REQ_CAP - 1); }
+
+static entry *find(entry *t, uint64_t key, int create)
+{
+    unsigned j = slot_of(key);
+    for (int i = 0; i < REQ_CAP; i++, j = (j + 1) & (REQ_CAP - 1)) {
+        if (t[j].used && t[j].key == key)
+            return &t[j];
+        if (!t[j].used) {
+            if (!create)
+                return NULL;
+            t[j].used = 1;
+            t[j].key = key;
+            return &t[j];
+        }
+    }
+    if (create && !warned++)
+        caracal_warn("profiler: more than %d requests outstanding; some receive bytes are not counted", REQ_CAP);
+    return NULL;
+}
+
+static void erase(entry *t, entry *e)
+{
+    unsigned j = (unsigned)(e - t);
+    t[j].used = 0;
+    for (unsigned k = (j + 1) & (REQ_CAP - 1); t[k].used; k = (k + 1) & (REQ_CAP - 1)) {
+        unsigned home = slot_of(t[k].key);
+        if ((k > j && (home <= j || home > k)) || (k < j && (home <= j && home > k))) {
+            t[j] = t[k];
+            t[k].used = 0;
+            j = k;
+        }
+    }
+}
+
+void caracal_req_track_recv(MPI_Request req, int fn, int site)
+{
+    if (req == MPI_REQUEST_NULL)
+        return;
+    entry *e = find(recvs, CARACAL_KEY(req), 0);
+    if (!e && (e = find(recvs, CARACAL_KEY(req), 1)))
+        caracal_req_ntracked++;
+    if (e) {
+        e->fn = fn;
+        e->site = site;
+    }
+}
+
+void caracal_req_completed(MPI_Request req, const MPI_Status *st)
+{
+    entry *e = find(recvs, CARACAL_KEY(req), 0);
+    if (!e)
+        return;
+    caracal_call tmp = {0};
+    caracal_acct_status(&tmp, st);
+    caracal_prof_add_bytes(e->fn, e->site, tmp.bytes);
+    erase(recvs, e);
+    if (caracal_req_ntracked > 0)
+        caracal_req_ntracked--;
+}
+
+void caracal_req_persistent(MPI_Request req, int is_send, MPI_Count count, MPI_Datatype type, int dest,
+                            MPI_Comm comm, int fn, int site)
+{
+    if (req == MPI_REQUEST_NULL)
+        return;
+    entry *e = find(persist, CARACAL_KEY(req), 1);
+    if (!e)
+        return;
+    npersist++;
+    e->fn = fn;
+    e->site = site;
+    e->is_send = is_send;
+    e->world = -1;
+    e->bytes = 0;
+    if (is_send && dest != MPI_PROC_NULL && dest >= 0) {
+        e->bytes = caracal_type_bytes(count, type);
+        e->world = caracal_comm_world(comm, dest);
+    }
+}
+
+void caracal_req_start(caracal_call *c, MPI_Request req)
+{
+    entry *e = npersist ? find(persist, CARACAL_KEY(req), 0) : NULL;
+    if (!e)
+        return;
+    if (!e->is_send) {
+        caracal_req_track_recv(req, e->fn, e->site);
+        return;
+    }
+    if (e->world < 0)
+        return;
+    c->bytes += e->bytes;
+    if (e->world < caracal_prof.nranks && caracal_prof.msgs) {
+        caracal_prof.msgs[e->world]++;
+        caracal_prof.bytes[e->world] += e->bytes;
+    }
+}
+
+void caracal_req_forget(MPI_Request req)
+{
+    uint64_t k = CARACAL_KEY(req);
+    entry *e = find(recvs, k, 0);
+    if (e) {
+        erase(recvs, e);
+        if (caracal_req_ntracked > 0)
+            caracal_req_ntracked--;
+    }
+    if (npersist && (e = find(persist, k, 0))) {
+        erase(persist, e);
+        npersist--;
+    }
+}
