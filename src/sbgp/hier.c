@@ -4,6 +4,7 @@
 #include "config.h"
 #include "log.h"
 #include "bcol/shm/shm.h"
+#include "map/topology.h"
 #include <hwloc.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -152,22 +153,35 @@ static caracal_hier *build(MPI_Comm comm)
     mine[0] = sock < 0 ? -1 : mine[1] * 4096 + sock;
     long long *keys = malloc(2 * n * sizeof *keys);
     PMPI_Allgather(mine, 2, MPI_LONG_LONG, keys, 2, MPI_LONG_LONG, h->dup);
+    int wrank, *world = malloc(n * sizeof *world);
+    PMPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    PMPI_Allgather(&wrank, 1, MPI_INT, world, 1, MPI_INT, h->dup);
 
     int *part = malloc(n * sizeof *part);
     long long *key = calloc(n, sizeof *key);
     for (int i = 0; i < n; i++)
         part[i] = 1;
-    int have_socket = 1;
-    for (int i = 0; i < n; i++)
-        have_socket &= keys[2 * i] >= 0;
-    if (have_socket) {
+    const caracal_topology *topo = caracal_topology_get();
+    if (topo) { /* CARACAL_TOPOLOGY: the levels of caracal nodemap's document, bottom to top */
+        for (int l = 0; l < topo->nlevels && h->nlevels < CARACAL_MAX_LEVELS - 1; l++) {
+            for (int i = 0; i < n; i++)
+                key[i] = caracal_topology_group(topo, l, world[i]);
+            add_level(h, topo->level_name[l], part, key);
+        }
+    } else {
+        int have_socket = 1;
         for (int i = 0; i < n; i++)
-            key[i] = keys[2 * i];
-        add_level(h, "socket", part, key);
+            have_socket &= keys[2 * i] >= 0;
+        if (have_socket) {
+            for (int i = 0; i < n; i++)
+                key[i] = keys[2 * i];
+            add_level(h, "socket", part, key);
+        }
+        for (int i = 0; i < n; i++)
+            key[i] = keys[2 * i + 1];
+        add_level(h, "node", part, key);
     }
-    for (int i = 0; i < n; i++)
-        key[i] = keys[2 * i + 1];
-    add_level(h, "node", part, key);
+    free(world);
     for (int i = 0; i < n; i++)
         key[i] = 0;
     add_level(h, "top", part, key);
