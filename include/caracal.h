@@ -16,6 +16,9 @@ const char *caracal_version(void);
 /** Print the table of CARACAL_* settings as JSON (schema caracal.settings/1) to stdout. */
 void caracal_print_settings(void);
 
+/** How many collectives Caracal's own algorithms ran in this process (the rest went native). */
+long caracal_coll_count(void);
+
 #ifdef __cplusplus
 }
 #endif
