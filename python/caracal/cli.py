@@ -15,6 +15,8 @@ COMMANDS = [
     "run",
     "report",
     "info",
+    "probe",
+    "bench",
 ]
 
 DESCRIPTION = """\
