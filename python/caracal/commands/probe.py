@@ -1,4 +1,6 @@
 """caracal probe: NetPIPE-class point-to-point measurement (caracal-probe)."""
+import os
+import subprocess
 import sys
 
 from .. import launch, paths
@@ -169,12 +171,14 @@ def run(args):
     env = launch.launcher_env()
     if args.print_sizes:
         cmd = launch.mpiexec_command(args.mpi, 2, argv)
-        out = __import__("subprocess").run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout)
+        out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout)
         if out.returncode:
             raise UsageError(out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "caracal-probe failed")
         sys.stdout.write(out.stdout)
         return 0
-    cmd = launch.mpiexec_command(args.mpi, args.np, argv)
+    # the test-only corruption hook (docs/probe-format.md) must reach the ranks
+    hook = {k: os.environ[k] for k in ("CARACAL_PROBE_CORRUPT",) if os.environ.get(k)}
+    cmd = launch.mpiexec_command(args.mpi, args.np, argv, env=hook)
     integrity = args.mode == "integrity"
     label = args.label or default_label(args)
     print(f"# caracal probe: {label}, {args.np} ranks, {args.min} - {args.max} bytes")
