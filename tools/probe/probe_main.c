@@ -78,7 +78,7 @@ static void parse(int argc, char **argv, struct probe_opts *o)
     static const char *const modes[] = {"pingpong", "stream", "bidir", "put", "get",
                                         "integrity", "multipair", NULL};
     *o = (struct probe_opts){.mode = "pingpong", .transport = "mpi", .lo = 1, .hi = 1 << 20,
-                             .per_octave = 2, .perturb = 3, .budget = 0.05, .trials = 3,
+                             .per_octave = 2, .perturb = 3, .budget = 0.05, .trials = 5,
                              .min_reps = 8, .window = 16, .sync = "fence", .streams = 1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];

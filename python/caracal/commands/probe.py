@@ -60,7 +60,7 @@ def add_arguments(p):
     p.add_argument("--no-perturb", action="store_true", help="base sizes only")
     p.add_argument("--nocache", action="store_true", help="rotate buffers through 2x the last-level cache")
     p.add_argument("--budget", type=float, default=0.05, metavar="S", help="seconds per size (default 0.05)")
-    p.add_argument("--trials", type=int, default=3, metavar="T", help="timed runs per size (default 3)")
+    p.add_argument("--trials", type=int, default=5, metavar="T", help="timed runs per size (default 5)")
     p.add_argument("--min-reps", type=int, default=8, metavar="R", help="at least R repetitions per run (default 8)")
     p.add_argument("--window", type=int, default=16, metavar="W", help="messages in flight: stream, multipair (default 16)")
     p.add_argument("--sync", choices=("fence", "lock"), default="fence", help="put/get completion (default fence)")
