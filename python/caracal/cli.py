@@ -17,6 +17,8 @@ COMMANDS = [
     "nodemap",
     "info",
     "map",
+    "probe",
+    "bench",
 ]
 
 DESCRIPTION = """\
