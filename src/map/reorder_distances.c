@@ -8,8 +8,8 @@
  *     same process 0; same node and same hwloc package 1; same node, other
  *     package 2; different nodes 10,
  * where "node" is what MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) groups (what the
- * MPI library itself treats as one host) and the package is where the process last
- * ran (-1 when hwloc cannot tell; then only nodes count). The ratios are rough:
+ * MPI library itself treats as one host) and the package is the one the process is
+ * bound to (unbound or unknown: only nodes count). The ratios are rough:
  * they only have to rank on-node pairs ahead of off-node ones. */
 #include "reorder.h"
 #include "topology.h"
@@ -17,6 +17,8 @@
 #include <math.h>
 #include <stdlib.h>
 
+/* The hwloc package this process is bound to, or -1. An unbound process may run on
+ * any package from one moment to the next, so where it last ran says nothing. */
 static int my_package(void)
 {
     static int cached = -2;
@@ -26,16 +28,14 @@ static int my_package(void)
     hwloc_topology_t topo;
     if (hwloc_topology_init(&topo))
         return cached;
-    if (!hwloc_topology_load(topo)) {
-        hwloc_bitmap_t where = hwloc_bitmap_alloc();
-        if (where && !hwloc_get_last_cpu_location(topo, where, HWLOC_CPUBIND_THREAD)) {
-            hwloc_obj_t pu = hwloc_get_pu_obj_by_os_index(topo, (unsigned)hwloc_bitmap_first(where));
-            hwloc_obj_t pkg = pu ? hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_PACKAGE, pu) : NULL;
-            if (pkg)
-                cached = (int)pkg->logical_index;
-        }
-        hwloc_bitmap_free(where);
+    hwloc_bitmap_t bound = hwloc_bitmap_alloc();
+    if (bound && !hwloc_topology_load(topo) && !hwloc_get_cpubind(topo, bound, HWLOC_CPUBIND_PROCESS) &&
+        !hwloc_bitmap_iszero(bound)) {
+        hwloc_obj_t pkg = hwloc_get_next_obj_covering_cpuset_by_type(topo, bound, HWLOC_OBJ_PACKAGE, NULL);
+        if (pkg && hwloc_bitmap_isincluded(bound, pkg->cpuset))
+            cached = (int)pkg->logical_index;
     }
+    hwloc_bitmap_free(bound);
     hwloc_topology_destroy(topo);
     return cached;
 }
@@ -99,7 +99,7 @@ int64_t *caracal_reorder_distances(MPI_Comm comm)
         for (int p = 0; p < n; p++)
             for (int q = 0; q < n; q++) {
                 const int *a = all_where + 2 * p, *b = all_where + 2 * q;
-                d[(size_t)p * n + q] = p == q ? 0 : a[0] != b[0] ? 10 : a[1] >= 0 && a[1] == b[1] ? 1 : 2;
+                d[(size_t)p * n + q] = p == q ? 0 : a[0] != b[0] ? 10 : a[1] < 0 || b[1] < 0 || a[1] == b[1] ? 1 : 2;
             }
     free(all_where);
     return d;
