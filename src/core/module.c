@@ -5,9 +5,11 @@
 #include "prof/profiler.h"
 
 /* The modules, in initialisation order. */
+extern const caracal_module caracal_coll_module;
 static const caracal_module *const modules[] = {
     0, /* placeholder so the array is never empty */
     &caracal_prof_module,
+    &caracal_coll_module,
 };
 
 static int active, done;

@@ -1,0 +1,87 @@
+/* Caracal's collectives vs the native library, in one run: with libcaracal preloaded,
+ * MPI_<coll> runs Caracal (per the CARACAL_* selection in the environment) and
+ * PMPI_<coll> runs the native library. For each collective and size the two are timed
+ * alternately, `reps` times, each `iters` calls separated by a native barrier (the
+ * latency of one call, averaged over the loop; the loop's time is the slowest rank's). Prints one JSON object per (collective, size) with the median
+ * microseconds per call of each. Usage: coll_bench [reps] [max_bytes] [iter_scale] */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int (*coll_fn)(int which, void *a, void *b, int count);
+
+static int run(int coll, int caracal, void *a, void *b, int count)
+{
+    switch (coll) {
+    case 0: return caracal ? MPI_Barrier(MPI_COMM_WORLD) : PMPI_Barrier(MPI_COMM_WORLD);
+    case 1: return caracal ? MPI_Bcast(a, count, MPI_BYTE, 0, MPI_COMM_WORLD)
+                           : PMPI_Bcast(a, count, MPI_BYTE, 0, MPI_COMM_WORLD);
+    case 2: return caracal ? MPI_Reduce(a, b, count / 8, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD)
+                           : PMPI_Reduce(a, b, count / 8, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    default: return caracal ? MPI_Allreduce(a, b, count / 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)
+                            : PMPI_Allreduce(a, b, count / 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    }
+}
+
+static int cmp(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int reps = argc > 1 ? atoi(argv[1]) : 7;
+    long maxb = argc > 2 ? atol(argv[2]) : 4 << 20;
+    double scale = argc > 3 ? atof(argv[3]) : 1.0;
+    char *a = malloc(maxb), *b = malloc(maxb);
+    memset(a, 1, maxb);
+    memset(b, 0, maxb);
+    static const char *names[] = {"barrier", "bcast", "reduce", "allreduce"};
+    double *t[2];
+    t[0] = malloc(reps * sizeof(double));
+    t[1] = malloc(reps * sizeof(double));
+    for (int coll = 0; coll < 4; coll++) {
+        static const long sizes[] = {8, 64, 512, 4096, 32768, 262144, 1 << 20, 4 << 20};
+        for (int si = 0; si < 8 && sizes[si] <= maxb; si++) {
+            long bytes = sizes[si];
+            if (coll == 0 && si > 0)
+                break;
+            int iters = (int)(scale * (bytes <= 4096 ? 200 : bytes <= 65536 ? 60 : bytes <= (1 << 20) ? 12 : 4));
+            if (iters < 2)
+                iters = 2;
+            for (int m = 0; m < 2; m++)
+                run(coll, m, a, b, (int)bytes); /* warm up both */
+            for (int r = 0; r < reps; r++)
+                for (int k = 0; k < 2; k++) {
+                    int m = (r + k) % 2; /* alternate which goes first */
+                    double dt = 0, mx;
+                    for (int i = 0; i < iters; i++) { /* latency of one call: no overlap between calls */
+                        PMPI_Barrier(MPI_COMM_WORLD);
+                        double t0 = MPI_Wtime();
+                        run(coll, m, a, b, (int)bytes);
+                        dt += MPI_Wtime() - t0;
+                    }
+                    dt /= iters;
+                    PMPI_Allreduce(&dt, &mx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+                    t[m][r] = mx;
+                }
+            qsort(t[0], reps, sizeof(double), cmp);
+            qsort(t[1], reps, sizeof(double), cmp);
+            if (rank == 0) {
+                printf("{\"coll\": \"%s\", \"bytes\": %ld, \"ranks\": %d, \"iters\": %d, \"reps\": %d, "
+                       "\"native_us\": %.3f, \"caracal_us\": %.3f}\n",
+                       names[coll], coll == 0 ? 0 : bytes, size, iters, reps, t[0][reps / 2] * 1e6,
+                       t[1][reps / 2] * 1e6);
+                fflush(stdout);
+            }
+        }
+    }
+    MPI_Finalize();
+    return 0;
+}

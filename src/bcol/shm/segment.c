@@ -1,0 +1,90 @@
+/* The node group's shared-memory segment: creation, mapping, unlinking. */
+#define _GNU_SOURCE
+#include "segment.h"
+#include "config.h"
+#include "log.h"
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+void caracal_shm_hier_setup(caracal_hier *h)
+{
+    int l = -1;
+    for (int i = 0; i < h->nlevels; i++)
+        if (!strcmp(h->level[i].kind, "node"))
+            l = i;
+    if (l < 0 || !caracal_setting_int(CARACAL_SET_SHM))
+        return;
+    caracal_level *lv = &h->level[l];
+    if (lv->comm == MPI_COMM_NULL)
+        return; /* not a member of the node level (a socket-level non-leader) */
+    int n = lv->size, me = lv->rank, ok = 1;
+    size_t slot = (size_t)caracal_setting_int(CARACAL_SET_SHM_SLOT);
+    if (slot < 4096)
+        slot = 4096;
+    slot = (slot + 63) & ~(size_t)63;
+    size_t bytes = 2 * (size_t)n * 64 + 2 * (size_t)n * slot;
+    char name[64] = "";
+    int fd = -1;
+    if (me == 0) {
+        unsigned long long rnd = 0;
+        if (getrandom(&rnd, sizeof rnd, 0) != sizeof rnd)
+            rnd = (unsigned long long)getpid() * 2654435761u ^ (unsigned long long)(size_t)&rnd;
+        snprintf(name, sizeof name, "/caracal-%d-%016llx", (int)getpid(), rnd);
+        fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+        if (fd < 0 || ftruncate(fd, (off_t)bytes)) {
+            caracal_warn("shared memory: cannot create %s (%zu bytes); the node level uses point-to-point", name,
+                         bytes);
+            ok = 0;
+            name[0] = 0;
+        }
+    }
+    PMPI_Bcast(name, sizeof name, MPI_CHAR, 0, lv->comm);
+    if (me != 0 && name[0])
+        fd = shm_open(name, O_RDWR, 0600);
+    void *base = MAP_FAILED;
+    if (fd >= 0) {
+        base = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        close(fd);
+    }
+    ok = ok && base != MAP_FAILED;
+    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, lv->comm); /* everybody mapped (or not) */
+    if (me == 0 && name[0])
+        shm_unlink(name);
+    if (!ok) {
+        if (base != MAP_FAILED)
+            munmap(base, bytes);
+        return;
+    }
+    caracal_shm_seg *s = calloc(1, sizeof *s);
+    s->base = base;
+    s->bytes = bytes;
+    s->n = n;
+    s->me = me;
+    s->level = l;
+    s->slot = slot;
+    s->posted = (caracal_shm_flag *)base;
+    s->ack = s->posted + n;
+    s->data = (char *)(s->ack + n);
+    h->shm = s;
+}
+
+void caracal_shm_hier_free(caracal_hier *h)
+{
+    caracal_shm_seg *s = h->shm;
+    if (!s)
+        return;
+    munmap(s->base, s->bytes);
+    free(s);
+    h->shm = NULL;
+}
+
+int caracal_shm_usable(caracal_hier *h, int l)
+{
+    caracal_shm_seg *s = h->shm;
+    return s && s->level == l;
+}

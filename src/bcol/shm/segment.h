@@ -1,0 +1,29 @@
+/* Layout of a node group's segment (see shm.h for the protocol). */
+#ifndef CARACAL_BCOL_SHM_SEGMENT_H
+#define CARACAL_BCOL_SHM_SEGMENT_H
+#include "shm.h"
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    _Atomic uint64_t v;
+    char pad[64 - sizeof(uint64_t)];
+} caracal_shm_flag;
+
+typedef struct {
+    void *base;
+    size_t bytes, slot;
+    int n, me, level;
+    caracal_shm_flag *posted, *ack;  /* [n] each, one cache line per member */
+    char *data;                      /* [n][2] slots */
+    uint64_t next_step;              /* steps handed out to tasks (the same on every member) */
+    uint64_t local_step;             /* last step this member has finished: steps run in order */
+} caracal_shm_seg;
+
+static inline char *caracal_shm_slot(caracal_shm_seg *s, int r, uint64_t step)
+{
+    return s->data + ((size_t)r * 2 + (step & 1)) * s->slot;
+}
+
+#endif

@@ -1,0 +1,32 @@
+/* Shared-memory primitives (BCOL shm) for the node level: one lock-free segment per node
+ * group, set up when the hierarchy is built (created 0600 under an unpredictable name,
+ * unlinked as soon as every member has mapped it, so nothing stays in /dev/shm even if a
+ * rank dies). caracal_shm_usable says whether level l of this hierarchy has one; the
+ * answer is agreed by every member when the segment is set up.
+ *
+ * Protocol (segment.c): every transfer is one numbered step, the same numbers on every
+ * member. Each member owns two cache lines, `posted` and `ack` (one writer per line),
+ * and two data slots (double buffering). To write for step t a member waits until every
+ * member has acknowledged step t-2; readers wait for the writer's `posted` to reach t,
+ * copy out, then acknowledge t. Messages larger than a slot go in pipelined chunks. */
+#ifndef CARACAL_BCOL_SHM_H
+#define CARACAL_BCOL_SHM_H
+#include "core/progress.h"
+#include "sbgp/hier.h"
+
+/** Set up the segment of my node group (collective over the node level's group). */
+void caracal_shm_hier_setup(caracal_hier *h);
+/** Free the segment state of a hierarchy (called when the hierarchy is freed). */
+void caracal_shm_hier_free(caracal_hier *h);
+int caracal_shm_usable(caracal_hier *h, int l);
+
+caracal_task *caracal_shm_bcast(caracal_hier *h, void *buf, int count, MPI_Datatype dt, int root);
+caracal_task *caracal_shm_reduce(caracal_hier *h, const void *src, void *dst, int count, MPI_Datatype dt,
+                                 MPI_Op op, int root);
+caracal_task *caracal_shm_allreduce(caracal_hier *h, const void *src, void *dst, int count, MPI_Datatype dt,
+                                    MPI_Op op);
+caracal_task *caracal_shm_fanin(caracal_hier *h);
+caracal_task *caracal_shm_fanout(caracal_hier *h);
+caracal_task *caracal_shm_barrier(caracal_hier *h);
+
+#endif

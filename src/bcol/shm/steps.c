@@ -1,0 +1,195 @@
+/* Shared-memory collectives on one node group, as steps over the segment (shm.h):
+ *   bcast     the root copies each chunk in, the others copy it out (copy-in/copy-out,
+ *             chunked and double-buffered for large messages);
+ *   reduce    everybody copies its chunk in, the root combines the slots in rank order;
+ *   allreduce everybody copies in, then every member combines all slots in rank order
+ *             (one step instead of reduce + bcast: latency-optimal for small groups);
+ *   fan-in, fan-out, barrier: zero-byte steps.
+ * Any datatype: contiguous data is copied, other layouts are packed locally. */
+#include "segment.h"
+#include "dtype.h"
+#include <stdlib.h>
+#include <string.h>
+
+enum { K_BCAST, K_REDUCE, K_ALLREDUCE, K_FANIN, K_FANOUT, K_BARRIER };
+
+typedef struct {
+    caracal_task task;
+    caracal_shm_seg *seg;
+    int kind, root, count, per, nchunks, chunk, contig;
+    const char *src;
+    char *dst;
+    MPI_Datatype dt;
+    MPI_Op op;
+    MPI_Aint extent;
+    size_t tsize;
+    uint64_t step0;
+    void *tmpbase;
+    char *tmp;
+} shm_task;
+
+static int writes(shm_task *t)
+{
+    switch (t->kind) {
+    case K_BCAST: return t->seg->me == t->root;
+    case K_FANOUT: return t->seg->me == 0;
+    default: return 1;
+    }
+}
+
+static int all_at_least(caracal_shm_flag *f, int n, uint64_t v)
+{
+    for (int r = 0; r < n; r++)
+        if (atomic_load_explicit(&f[r].v, memory_order_acquire) < v)
+            return 0;
+    return 1;
+}
+
+static void copy_in(shm_task *t, char *slot, const char *from, int n)
+{
+    if (t->contig) {
+        memcpy(slot, from, (size_t)n * t->tsize);
+    } else {
+        int pos = 0;
+        PMPI_Pack(from, n, t->dt, slot, (int)t->seg->slot, &pos, MPI_COMM_SELF);
+    }
+}
+
+static void copy_out(shm_task *t, char *to, const char *slot, int n)
+{
+    if (t->contig) {
+        memcpy(to, slot, (size_t)n * t->tsize);
+    } else {
+        int pos = 0;
+        PMPI_Unpack(slot, (int)t->seg->slot, &pos, to, n, t->dt, MPI_COMM_SELF);
+    }
+}
+
+/* dst = slot_0 op slot_1 op ... op slot_{n-1} (canonical order) */
+static void combine(shm_task *t, uint64_t step, char *to, int n)
+{
+    caracal_shm_seg *s = t->seg;
+    copy_out(t, to, caracal_shm_slot(s, s->n - 1, step), n);
+    for (int r = s->n - 2; r >= 0; r--) {
+        char *in = caracal_shm_slot(s, r, step);
+        if (!t->contig) {
+            copy_out(t, t->tmp, in, n);
+            in = t->tmp;
+        }
+        PMPI_Reduce_local(in, to, n, t->dt, t->op); /* to = slot_r op to */
+    }
+}
+
+static int progress(caracal_task *task)
+{
+    shm_task *t = (shm_task *)task;
+    caracal_shm_seg *s = t->seg;
+    while (t->chunk < t->nchunks) {
+        uint64_t step = t->step0 + t->chunk;
+        int first = t->chunk * t->per, n = t->count - first < t->per ? t->count - first : t->per;
+        if (task->state == 0) { /* write phase */
+            if (s->local_step != step - 1)
+                return CARACAL_TASK_PENDING; /* an earlier collective's step comes first */
+            if (writes(t)) {
+                if (step > 2 && !all_at_least(s->ack, s->n, step - 2))
+                    return CARACAL_TASK_PENDING; /* the slot of step-2 is still being read */
+                if (t->kind <= K_ALLREDUCE)
+                    copy_in(t, caracal_shm_slot(s, s->me, step), t->src + first * t->extent, n);
+                atomic_store_explicit(&s->posted[s->me].v, step, memory_order_release);
+            }
+            task->state = 1;
+        }
+        /* read phase */
+        switch (t->kind) {
+        case K_BCAST:
+            if (s->me != t->root) {
+                if (atomic_load_explicit(&s->posted[t->root].v, memory_order_acquire) < step)
+                    return CARACAL_TASK_PENDING;
+                copy_out(t, t->dst + first * t->extent, caracal_shm_slot(s, t->root, step), n);
+            }
+            break;
+        case K_FANOUT:
+            if (atomic_load_explicit(&s->posted[0].v, memory_order_acquire) < step)
+                return CARACAL_TASK_PENDING;
+            break;
+        case K_REDUCE:
+        case K_FANIN:
+            if (s->me != t->root)
+                break;
+            /* fall through */
+        case K_ALLREDUCE:
+        case K_BARRIER:
+            if (!all_at_least(s->posted, s->n, step))
+                return CARACAL_TASK_PENDING;
+            if (t->kind == K_REDUCE || t->kind == K_ALLREDUCE)
+                combine(t, step, t->dst + first * t->extent, n);
+            break;
+        }
+        atomic_store_explicit(&s->ack[s->me].v, step, memory_order_release);
+        s->local_step = step;
+        caracal_progress_ticks++;
+        t->chunk++;
+        task->state = 0;
+    }
+    return CARACAL_TASK_DONE;
+}
+
+static void destroy(caracal_task *task)
+{
+    shm_task *t = (shm_task *)task;
+    free(t->tmpbase);
+    free(t);
+}
+
+static caracal_task *make(caracal_hier *h, int kind, const void *src, void *dst, int count, MPI_Datatype dt,
+                          MPI_Op op, int root)
+{
+    caracal_shm_seg *s = h->shm;
+    shm_task *t = calloc(1, sizeof *t);
+    caracal_task_init(&t->task, "shm", progress, destroy);
+    static const char *names[] = {"bcast_shm", "reduce_shm", "allreduce_shm", "fanin_shm", "fanout_shm",
+                                  "barrier_shm"};
+    t->task.name = names[kind];
+    t->seg = s;
+    t->kind = kind;
+    t->root = root;
+    t->count = count;
+    t->src = src;
+    t->dst = dst;
+    t->dt = dt;
+    t->op = op;
+    t->tsize = caracal_type_size(dt);
+    MPI_Aint lb, tlb, textent;
+    PMPI_Type_get_extent(dt, &lb, &t->extent);
+    PMPI_Type_get_true_extent(dt, &tlb, &textent);
+    t->contig = (MPI_Aint)t->tsize == t->extent && textent == t->extent && lb == 0 && tlb == 0;
+    t->per = t->tsize ? (int)(s->slot / t->tsize) : count;
+    if (t->per < 1)
+        t->per = 1;
+    t->nchunks = count > 0 ? (count + t->per - 1) / t->per : 1;
+    if (kind >= K_FANIN)
+        t->nchunks = 1, t->count = 0;
+    if (!t->contig && (kind == K_REDUCE || kind == K_ALLREDUCE))
+        t->tmp = caracal_type_alloc(t->per, dt, &t->tmpbase);
+    t->step0 = s->next_step + 1;
+    s->next_step += (uint64_t)t->nchunks;
+    return &t->task;
+}
+
+caracal_task *caracal_shm_bcast(caracal_hier *h, void *buf, int count, MPI_Datatype dt, int root)
+{
+    return make(h, K_BCAST, buf, buf, count, dt, MPI_OP_NULL, root);
+}
+caracal_task *caracal_shm_reduce(caracal_hier *h, const void *src, void *dst, int count, MPI_Datatype dt,
+                                 MPI_Op op, int root)
+{
+    return make(h, K_REDUCE, src, dst, count, dt, op, root);
+}
+caracal_task *caracal_shm_allreduce(caracal_hier *h, const void *src, void *dst, int count, MPI_Datatype dt,
+                                    MPI_Op op)
+{
+    return make(h, K_ALLREDUCE, src, dst, count, dt, op, 0);
+}
+caracal_task *caracal_shm_fanin(caracal_hier *h) { return make(h, K_FANIN, NULL, NULL, 0, MPI_BYTE, MPI_OP_NULL, 0); }
+caracal_task *caracal_shm_fanout(caracal_hier *h) { return make(h, K_FANOUT, NULL, NULL, 0, MPI_BYTE, MPI_OP_NULL, 0); }
+caracal_task *caracal_shm_barrier(caracal_hier *h) { return make(h, K_BARRIER, NULL, NULL, 0, MPI_BYTE, MPI_OP_NULL, 0); }

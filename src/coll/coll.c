@@ -1,0 +1,176 @@
+/* MPI-facing entry points of Caracal's collectives: applicability, the consistent
+ * fallback to the native library, selection, logging; blocking = start + wait.
+ *
+ * Fallback is decided only from what MPI requires to agree across ranks (the
+ * communicator, its size, the byte count of the type signature), so every rank takes
+ * the same path. Invalid arguments go to the native library, whose checks and error
+ * handlers report them unchanged. */
+#include "gen_funcs.h"
+#include "coll/select.h"
+#include "config.h"
+#include "dtype.h"
+#include "log.h"
+#include "ml/schedule.h"
+#include "module.h"
+#include "progress.h"
+#include "bcol/shm/shm.h"
+#include <stdio.h>
+#include <string.h>
+
+static int enabled;
+static int log_algo; /* CARACAL_LOG has algo (looked up once) */
+static long ran;
+
+long caracal_coll_count(void) { return ran; }
+
+static void after_init(void)
+{
+    int provided = MPI_THREAD_SINGLE;
+    PMPI_Query_thread(&provided);
+    enabled = caracal_setting_int(CARACAL_SET_COLL) && provided != MPI_THREAD_MULTIPLE;
+    caracal_select_setup();
+    log_algo = caracal_log_enabled("algo");
+}
+
+static void before_finalize(void)
+{
+    while (caracal_active_requests) /* collectives the application never waited for */
+        caracal_progress();
+    caracal_hier_finalize();
+    enabled = 0;
+}
+
+const caracal_module caracal_coll_module = {"coll", after_init, before_finalize};
+
+/* Whether Caracal runs this call; the same answer on every rank. */
+static int applies(caracal_coll c, MPI_Comm comm, int count, MPI_Datatype dt, int root, MPI_Op op,
+                   caracal_choice *choice, caracal_hier **h)
+{
+    int inter = 1, size, typesize = 0;
+    if (!enabled || comm == MPI_COMM_NULL || count < 0 || dt == MPI_DATATYPE_NULL || op == MPI_OP_NULL)
+        goto native;
+    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+        goto native;
+    PMPI_Comm_size(comm, &size);
+    if (root != MPI_PROC_NULL && (root < 0 || root >= size))
+        goto native;
+    if (count > 0 && PMPI_Type_size(dt, &typesize) != MPI_SUCCESS)
+        goto native;
+    if (!caracal_select(c, size, (size_t)count * (size_t)typesize, choice))
+        goto native;
+    *h = caracal_hier_get(comm);
+    if (log_algo) { /* the schedule, and the primitive of each level */
+        char param[16] = "", levels[160] = "";
+        if (choice->top.param)
+            snprintf(param, sizeof param, ":%d", choice->top.param);
+        int len = 0;
+        for (int l = 0; l < (*h)->nlevels && len < (int)sizeof levels; l++) {
+            const caracal_level *lv = &(*h)->level[l];
+            caracal_alg alg = caracal_select_level(choice, lv->kind, lv->size ? lv->size : lv->maxgroup);
+            if (!strcmp(alg.alg, "shm") && !caracal_shm_usable(*h, l))
+                strcpy(alg.alg, "knomial"); /* what levels.c falls back to */
+            len += snprintf(levels + len, sizeof levels - len, " %s=%s", lv->kind, alg.alg);
+            if (alg.param && len < (int)sizeof levels)
+                len += snprintf(levels + len, sizeof levels - len, ":%d", alg.param);
+        }
+        int commute = 1;
+        if (c == CARACAL_REDUCE || c == CARACAL_ALLREDUCE)
+            PMPI_Op_commutative(op, &commute);
+        if (!commute) /* non-commutative operators run flat and rank-ordered (ml/reduce_hier.c, allreduce_hier.c) */
+            snprintf(levels, sizeof levels, " flat=%s", c == CARACAL_REDUCE ? "knomial-ordered" : "recdbl-ordered");
+        caracal_log("algo", "%s %s%s bytes=%zu ranks=%d levels=%s%s", caracal_coll_names[c], choice->top.alg, param,
+                    choice->bytes, size, (*h)->desc, levels);
+    }
+    ran++;
+    return 1;
+native:
+    if (log_algo)
+        caracal_log("algo", "%s native", caracal_coll_names[c]);
+    return 0;
+}
+
+static int run(caracal_task *t, MPI_Request *request)
+{
+    return request ? caracal_request_start(t, request, NULL, NULL) : caracal_request_run(t, NULL, NULL);
+}
+
+static int barrier(MPI_Comm comm, MPI_Request *request)
+{
+    caracal_choice ch;
+    caracal_hier *h;
+    if (!applies(CARACAL_BARRIER, comm, 0, MPI_BYTE, MPI_PROC_NULL, MPI_SUM, &ch, &h))
+        return request ? PMPI_Ibarrier(comm, request) : PMPI_Barrier(comm);
+    caracal_ml_args a = {h, &ch, caracal_hier_next_tag(h)};
+    return run(caracal_ml_barrier(&a), request);
+}
+
+int caracal_impl_MPI_Barrier(MPI_Comm comm) { return barrier(comm, NULL); }
+int caracal_impl_MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) { return barrier(comm, request); }
+
+static int bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request *request)
+{
+    caracal_choice ch;
+    caracal_hier *h;
+    if (root == MPI_PROC_NULL || !applies(CARACAL_BCAST, comm, count, dt, root, MPI_SUM, &ch, &h))
+        return request ? PMPI_Ibcast(buf, count, dt, root, comm, request) : PMPI_Bcast(buf, count, dt, root, comm);
+    caracal_ml_args a = {h, &ch, caracal_hier_next_tag(h)};
+    return run(caracal_ml_bcast(&a, buf, count, dt, root), request);
+}
+
+int caracal_impl_MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    return bcast(buffer, count, datatype, root, comm, NULL);
+}
+int caracal_impl_MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                            MPI_Request *request)
+{
+    return bcast(buffer, count, datatype, root, comm, request);
+}
+
+static int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
+                  MPI_Comm comm, MPI_Request *request)
+{
+    caracal_choice ch;
+    caracal_hier *h;
+    if (root == MPI_PROC_NULL || !applies(CARACAL_REDUCE, comm, count, dt, root, op, &ch, &h))
+        return request ? PMPI_Ireduce(sendbuf, recvbuf, count, dt, op, root, comm, request)
+                       : PMPI_Reduce(sendbuf, recvbuf, count, dt, op, root, comm);
+    caracal_ml_args a = {h, &ch, caracal_hier_next_tag(h)};
+    const void *src = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    return run(caracal_ml_reduce(&a, src, recvbuf, count, dt, op, root), request);
+}
+
+int caracal_impl_MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                            int root, MPI_Comm comm)
+{
+    return reduce(sendbuf, recvbuf, count, datatype, op, root, comm, NULL);
+}
+int caracal_impl_MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                             int root, MPI_Comm comm, MPI_Request *request)
+{
+    return reduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
+}
+
+static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                     MPI_Request *request)
+{
+    caracal_choice ch;
+    caracal_hier *h;
+    if (!applies(CARACAL_ALLREDUCE, comm, count, dt, MPI_PROC_NULL, op, &ch, &h))
+        return request ? PMPI_Iallreduce(sendbuf, recvbuf, count, dt, op, comm, request)
+                       : PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm);
+    caracal_ml_args a = {h, &ch, caracal_hier_next_tag(h)};
+    const void *src = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    return run(caracal_ml_allreduce(&a, src, recvbuf, count, dt, op), request);
+}
+
+int caracal_impl_MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                               MPI_Comm comm)
+{
+    return allreduce(sendbuf, recvbuf, count, datatype, op, comm, NULL);
+}
+int caracal_impl_MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                                MPI_Comm comm, MPI_Request *request)
+{
+    return allreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
+}

@@ -1,0 +1,168 @@
+/* The selection tables and their interpreter. */
+#define _GNU_SOURCE
+#include "select.h"
+#include "config.h"
+#include "log.h"
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const caracal_coll_names[CARACAL_NCOLL] = {"barrier", "bcast", "reduce", "allreduce"};
+
+/* Default selection, one line per collective, from bench/coll (results and the
+ * reasoning in bench/results/coll.md): on this class of machine (one node, few cores)
+ * Caracal's shared-memory primitives beat the native library only between its eager
+ * and rendezvous regimes (2-8 KiB; allreduce up to 64 KiB), where the native library's
+ * point-to-point protocol switch costs most;
+ * everything else goes native, so that no default is slower than the native library.
+ * Edit here or override with CARACAL_<COLL> (same grammar, tried first). */
+static const char *const defaults[CARACAL_NCOLL] = {
+    [CARACAL_BARRIER]   = "native",
+    [CARACAL_BCAST]     = "node/shm@2k-8k knomial:2@2k-8k native",
+    [CARACAL_REDUCE]    = "node/shm@2k-8k knomial:2@2k-8k native",
+    [CARACAL_ALLREDUCE] = "node/shm@2k-64k recdbl:2@2k-64k native",
+};
+static const int setting_of[CARACAL_NCOLL] = {CARACAL_SET_BARRIER, CARACAL_SET_BCAST, CARACAL_SET_REDUCE,
+                                              CARACAL_SET_ALLREDUCE};
+
+typedef struct {
+    char kind[8];
+    caracal_alg alg;
+    long long blo, bhi, nlo, nhi;
+} rule;
+
+#define MAX_RULES 32
+static rule rules[CARACAL_NCOLL][MAX_RULES];
+static int nrules[CARACAL_NCOLL];
+static int ready;
+
+static int parse_num(const char **p, long long *out)
+{
+    char *end;
+    long long v = strtoll(*p, &end, 10);
+    if (end == *p)
+        return 0;
+    switch (tolower((unsigned char)*end)) {
+    case 'k': v <<= 10; end++; break;
+    case 'm': v <<= 20; end++; break;
+    case 'g': v <<= 30; end++; break;
+    default: break;
+    }
+    *p = end;
+    *out = v;
+    return 1;
+}
+
+static int parse_range(const char **p, long long *lo, long long *hi)
+{
+    *lo = 0;
+    *hi = -1; /* unbounded */
+    int has_lo = parse_num(p, lo);
+    if (**p == '-') {
+        (*p)++;
+        parse_num(p, hi);
+        return 1;
+    }
+    if (!has_lo)
+        return 0;
+    *hi = *lo + 1;
+    return 1;
+}
+
+static int parse_rule(const char *s, rule *r)
+{
+    memset(r, 0, sizeof *r);
+    strcpy(r->kind, "comm");
+    r->bhi = r->nhi = -1;
+    const char *slash = strchr(s, '/');
+    if (slash) {
+        if (slash - s >= (int)sizeof r->kind)
+            return 0;
+        memcpy(r->kind, s, slash - s);
+        r->kind[slash - s] = 0;
+        s = slash + 1;
+    }
+    int i = 0;
+    while (isalnum((unsigned char)*s) || *s == '_')
+        if (i < (int)sizeof r->alg.alg - 1)
+            r->alg.alg[i++] = *s++;
+        else
+            return 0;
+    r->alg.alg[i] = 0;
+    if (!i)
+        return 0;
+    if (*s == ':') {
+        s++;
+        long long v;
+        if (!parse_num(&s, &v))
+            return 0;
+        r->alg.param = (int)v;
+    }
+    while (*s) {
+        char c = *s++;
+        if (c == '@' && parse_range(&s, &r->blo, &r->bhi))
+            continue;
+        if (c == '#' && parse_range(&s, &r->nlo, &r->nhi))
+            continue;
+        return 0;
+    }
+    return !strcmp(r->kind, "comm") || !strcmp(r->kind, "top") || !strcmp(r->kind, "node") ||
+           !strcmp(r->kind, "socket");
+}
+
+static void parse_into(int c, const char *text, const char *origin)
+{
+    char *copy = strdup(text), *save = NULL;
+    for (char *tok = strtok_r(copy, ",; \t", &save); tok; tok = strtok_r(NULL, ",; \t", &save)) {
+        if (nrules[c] == MAX_RULES)
+            break;
+        if (parse_rule(tok, &rules[c][nrules[c]]))
+            nrules[c]++;
+        else
+            caracal_warn("%s: cannot read rule '%s' (see `caracal info`); ignored", origin, tok);
+    }
+    free(copy);
+}
+
+void caracal_select_setup(void)
+{
+    if (ready)
+        return;
+    ready = 1;
+    for (int c = 0; c < CARACAL_NCOLL; c++) {
+        char origin[64];
+        snprintf(origin, sizeof origin, "CARACAL_%s", caracal_settings[setting_of[c]].name);
+        parse_into(c, caracal_setting_str(setting_of[c]), origin);
+        parse_into(c, defaults[c], "built-in selection");
+    }
+}
+
+static int in(long long x, long long lo, long long hi) { return x >= lo && (hi < 0 || x < hi); }
+
+int caracal_select(caracal_coll coll, int comm_size, size_t bytes, caracal_choice *choice)
+{
+    caracal_select_setup();
+    choice->coll = coll;
+    choice->bytes = bytes;
+    strcpy(choice->top.alg, "native");
+    choice->top.param = 0;
+    for (int i = 0; i < nrules[coll]; i++) {
+        rule *r = &rules[coll][i];
+        if (strcmp(r->kind, "comm") || !in((long long)bytes, r->blo, r->bhi) || !in(comm_size, r->nlo, r->nhi))
+            continue;
+        choice->top = r->alg;
+        break;
+    }
+    return strcmp(choice->top.alg, "native") != 0;
+}
+
+caracal_alg caracal_select_level(const caracal_choice *choice, const char *kind, int n)
+{
+    for (int i = 0; i < nrules[choice->coll]; i++) {
+        rule *r = &rules[choice->coll][i];
+        if (!strcmp(r->kind, kind) && in((long long)choice->bytes, r->blo, r->bhi) && in(n, r->nlo, r->nhi))
+            return r->alg;
+    }
+    return choice->top;
+}

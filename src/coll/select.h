@@ -1,0 +1,43 @@
+/* Selection is data (design decision 8). Per collective, a list of rules maps
+ * (level kind, group size, message size) to an algorithm; the first rule that matches
+ * wins. The defaults are written in select.c in the same grammar that users override
+ * them with (CARACAL_BARRIER, CARACAL_BCAST, CARACAL_REDUCE, CARACAL_ALLREDUCE: the
+ * user's rules are tried before the defaults).
+ *
+ *   rules := rule { (',' | ';' | ' ') rule }
+ *   rule  := [kind '/'] algorithm [':' integer] ['@' range] ['#' range]
+ *   kind  := comm | top | node | socket        (no kind: comm)
+ *   range := lo '-' hi | lo '-' | '-' hi | n   (lo <= x < hi; sizes take k, m, g)
+ *
+ * '@' ranges are message sizes in bytes, '#' ranges group sizes (the communicator's
+ * size for kind comm). A comm rule picks the schedule (or `native`): the decision
+ * uses only the communicator size and the byte count, so every rank takes the same.
+ * A level rule picks the primitive one level runs; without one, the level uses the
+ * comm rule's algorithm and parameter. */
+#ifndef CARACAL_COLL_SELECT_H
+#define CARACAL_COLL_SELECT_H
+#include <stddef.h>
+
+typedef enum { CARACAL_BARRIER, CARACAL_BCAST, CARACAL_REDUCE, CARACAL_ALLREDUCE, CARACAL_NCOLL } caracal_coll;
+
+typedef struct {
+    char alg[16];
+    int param;          /* radix, arity; 0 = the algorithm's default */
+} caracal_alg;
+
+typedef struct {
+    caracal_coll coll;
+    caracal_alg top;    /* the comm rule: schedule, or native */
+    size_t bytes;
+} caracal_choice;
+
+extern const char *const caracal_coll_names[CARACAL_NCOLL];
+
+/** The comm rule for a call: fills choice; returns 0 if the native library should run it. */
+int caracal_select(caracal_coll coll, int comm_size, size_t bytes, caracal_choice *choice);
+/** The primitive for one level (kind "node", "top", ...) of group size n. */
+caracal_alg caracal_select_level(const caracal_choice *choice, const char *kind, int n);
+/** Parse and check every rule set once (warns about malformed rules). */
+void caracal_select_setup(void);
+
+#endif

@@ -1,0 +1,193 @@
+/* The progress engine: a list of active requests, each the root task of one collective. */
+#define _GNU_SOURCE
+#include "progress.h"
+#include "log.h"
+#include "config.h"
+#include <sched.h>
+#include <stdlib.h>
+#include <time.h>
+
+int caracal_active_requests;
+unsigned long caracal_progress_ticks;
+
+typedef struct caracal_request {
+    caracal_task *task;
+    MPI_Request greq;          /* MPI_REQUEST_NULL for a blocking collective */
+    void (*on_done)(void *);
+    void *arg;
+    int done;
+    struct caracal_request *next;
+} caracal_request;
+
+static caracal_request *active;
+
+void caracal_task_init(caracal_task *t, const char *name, int (*progress)(caracal_task *),
+                       void (*destroy)(caracal_task *))
+{
+    t->progress = progress;
+    t->destroy = destroy;
+    t->name = name;
+    t->state = 0;
+    t->done = 0;
+    t->npred = 0;
+    t->nsucc = 0;
+}
+
+void caracal_task_then(caracal_task *before, caracal_task *after)
+{
+    if (before->nsucc >= CARACAL_TASK_MAXSUCC) {
+        caracal_warn("internal: too many successors of task %s", before->name);
+        abort();
+    }
+    before->succ[before->nsucc++] = after;
+    after->npred++;
+}
+
+int caracal_task_step(caracal_task *t)
+{
+    if (t->done)
+        return 1;
+    if (t->npred > 0)
+        return 0;
+    if (t->progress(t) == CARACAL_TASK_DONE) {
+        t->done = 1;
+        for (int i = 0; i < t->nsucc; i++)
+            t->succ[i]->npred--;
+        return 1;
+    }
+    return 0;
+}
+
+static int noop_progress(caracal_task *t) { (void)t; return CARACAL_TASK_DONE; }
+static void plain_free(caracal_task *t) { free(t); }
+
+caracal_task *caracal_task_noop(void)
+{
+    caracal_task *t = malloc(sizeof *t);
+    caracal_task_init(t, "noop", noop_progress, plain_free);
+    return t;
+}
+
+static int query_fn(void *extra, MPI_Status *status)
+{
+    (void)extra;
+    PMPI_Status_set_elements(status, MPI_BYTE, 0);
+    PMPI_Status_set_cancelled(status, 0);
+    status->MPI_SOURCE = MPI_ANY_SOURCE;
+    status->MPI_TAG = MPI_ANY_TAG;
+    return MPI_SUCCESS;
+}
+static int free_fn(void *extra) { (void)extra; return MPI_SUCCESS; }
+static int cancel_fn(void *extra, int complete) { (void)extra; (void)complete; return MPI_SUCCESS; }
+
+static caracal_request *add(caracal_task *t, void (*on_done)(void *), void *arg)
+{
+    caracal_request *r = calloc(1, sizeof *r);
+    r->task = t;
+    r->greq = MPI_REQUEST_NULL;
+    r->on_done = on_done;
+    r->arg = arg;
+    r->next = active;
+    active = r;
+    caracal_active_requests++;
+    return r;
+}
+
+static void finish(caracal_request *r)
+{
+    r->task->destroy(r->task);
+    r->task = NULL;
+    if (r->on_done)
+        r->on_done(r->arg);
+    r->done = 1;
+    caracal_active_requests--;
+    if (r->greq != MPI_REQUEST_NULL)
+        PMPI_Grequest_complete(r->greq);
+}
+
+int caracal_progress(void)
+{
+    int completed = 0;
+    caracal_request **pp = &active;
+    while (*pp) {
+        caracal_request *r = *pp;
+        if (caracal_task_step(r->task)) {
+            *pp = r->next;
+            int blocking = r->greq == MPI_REQUEST_NULL;
+            finish(r);
+            if (!blocking)
+                free(r);
+            /* a blocking request is freed by its waiter, which watches r->done */
+            completed++;
+        } else {
+            pp = &r->next;
+        }
+    }
+    if (completed)
+        caracal_progress_ticks++;
+    return completed;
+}
+
+int caracal_request_start(caracal_task *t, MPI_Request *request, void (*on_done)(void *), void *arg)
+{
+    int rc = PMPI_Grequest_start(query_fn, free_fn, cancel_fn, NULL, request);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    caracal_request *r = add(t, on_done, arg);
+    r->greq = *request;
+    caracal_progress(); /* start it: post the first messages now */
+    return MPI_SUCCESS;
+}
+
+int caracal_request_run(caracal_task *t, void (*on_done)(void *), void *arg)
+{
+    caracal_request *r = add(t, on_done, arg);
+    unsigned spins = 0;
+    unsigned long seen = caracal_progress_ticks;
+    for (;;) {
+        caracal_progress();
+        if (r->done)
+            break;
+        if (caracal_progress_ticks != seen) /* something moved: keep spinning */
+            spins = 0;
+        seen = caracal_progress_ticks;
+        caracal_backoff(&spins);
+    }
+    free(r);
+    return MPI_SUCCESS;
+}
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/* Waiting: spin for CARACAL_SPIN_US, then yield the core until a few milliseconds have
+ * passed, then sleep in short naps: fast when every rank has a core, polite when ranks
+ * outnumber cores. *spins == 0 starts a new wait. */
+static double wait_start;
+static double spin_us = -1;
+
+void caracal_backoff(unsigned *spins)
+{
+    if (spin_us < 0)
+        spin_us = (double)caracal_setting_int(CARACAL_SET_SPIN_US);
+    unsigned s = (*spins)++;
+    if (s == 0) {
+        wait_start = now_us();
+        return;
+    }
+    if (s % 16)
+        return; /* look at the clock now and then only */
+    double waited = now_us() - wait_start;
+    if (waited < spin_us)
+        return;
+    if (waited < spin_us + 2000) {
+        sched_yield();
+        return;
+    }
+    struct timespec ts = {0, 20000};
+    nanosleep(&ts, NULL);
+}

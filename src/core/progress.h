@@ -1,0 +1,55 @@
+/* Caracal's progress engine: tasks, schedules' building block, and the requests
+ * that hand a running collective to the user as a real MPI_Request.
+ *
+ * A task is a resumable state machine: progress() advances it as far as it can
+ * without blocking and returns CARACAL_TASK_DONE once finished. Tasks are chained
+ * by completion events (a task starts when all its predecessors have completed);
+ * a schedule (ml/schedule.h) is itself a task. A request wraps the root task of one
+ * collective; caracal_progress() advances every active request, and the interposed
+ * MPI_Test and MPI_Wait families call it. */
+#ifndef CARACAL_CORE_PROGRESS_H
+#define CARACAL_CORE_PROGRESS_H
+#include <mpi.h>
+
+enum { CARACAL_TASK_PENDING = 0, CARACAL_TASK_DONE = 1 };
+#define CARACAL_TASK_MAXSUCC 8
+
+typedef struct caracal_task caracal_task;
+struct caracal_task {
+    int (*progress)(caracal_task *t);   /* advance; return CARACAL_TASK_DONE when finished */
+    void (*destroy)(caracal_task *t);   /* free the task and what it owns */
+    const char *name;                   /* what it is, for logs */
+    int state;                          /* where the state machine resumes */
+    int done;
+    int npred;                          /* predecessors not yet complete */
+    int nsucc;
+    caracal_task *succ[CARACAL_TASK_MAXSUCC];
+};
+
+/** Initialise the generic part of a task. */
+void caracal_task_init(caracal_task *t, const char *name, int (*progress)(caracal_task *),
+                       void (*destroy)(caracal_task *));
+/** `after` starts only once `before` has completed. */
+void caracal_task_then(caracal_task *before, caracal_task *after);
+/** Advance a task whose predecessors are done; on completion release its successors. */
+int caracal_task_step(caracal_task *t);
+/** A task that completes at once (count 0, size-1 groups). */
+caracal_task *caracal_task_noop(void);
+
+/** Bumped by a task whenever it moves (a step, a segment): waiters then keep spinning
+ *  instead of backing off. */
+extern unsigned long caracal_progress_ticks;
+/** Number of collectives in flight; when 0 the Test/Wait family goes straight to PMPI. */
+extern int caracal_active_requests;
+
+/** Run `t` as a nonblocking collective: *request becomes a generalized MPI_Request that
+ *  completes when `t` does. `on_done(arg)` (may be NULL) runs at completion. */
+int caracal_request_start(caracal_task *t, MPI_Request *request, void (*on_done)(void *), void *arg);
+/** Run `t` to completion (blocking collective), progressing every other request meanwhile. */
+int caracal_request_run(caracal_task *t, void (*on_done)(void *), void *arg);
+/** Advance every active request once; returns how many completed. */
+int caracal_progress(void);
+/** Back off politely while waiting: spin, then yield (call with a growing counter). */
+void caracal_backoff(unsigned *spins);
+
+#endif

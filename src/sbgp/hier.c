@@ -1,0 +1,275 @@
+/* Building the hierarchy: keys per rank (socket, node), then levels. */
+#define _GNU_SOURCE
+#include "hier.h"
+#include "config.h"
+#include "log.h"
+#include "bcol/shm/shm.h"
+#include "map/topology.h"
+#include <hwloc.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int keyval = MPI_KEYVAL_INVALID;
+static int tag_slots = 512;
+
+/* hwloc: index of the package (or NUMA node) this process is bound within; -1 when the
+ * node has only one, or the process is not bound inside one. */
+static int socket_key(void)
+{
+    static int cached = -2;
+    if (cached != -2)
+        return cached;
+    cached = -1;
+    hwloc_topology_t topo;
+    if (hwloc_topology_init(&topo) || hwloc_topology_load(topo))
+        return cached;
+    hwloc_obj_type_t type = HWLOC_OBJ_PACKAGE;
+    if (hwloc_get_nbobjs_by_type(topo, type) < 2)
+        type = HWLOC_OBJ_NUMANODE;
+    if (hwloc_get_nbobjs_by_type(topo, type) >= 2) {
+        hwloc_bitmap_t set = hwloc_bitmap_alloc();
+        if (!hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS)) {
+            int n = hwloc_get_nbobjs_by_type(topo, type);
+            for (int i = 0; i < n; i++) {
+                hwloc_obj_t o = hwloc_get_obj_by_type(topo, type, i);
+                if (o->cpuset && hwloc_bitmap_isincluded(set, o->cpuset)) {
+                    cached = (int)o->logical_index;
+                    break;
+                }
+            }
+        }
+        hwloc_bitmap_free(set);
+    }
+    hwloc_topology_destroy(topo);
+    return cached;
+}
+
+static void free_level(caracal_level *lv)
+{
+    if (lv->comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&lv->comm);
+    free(lv->group);
+    free(lv->lrank);
+    free(lv->rep);
+    memset(lv, 0, sizeof *lv);
+    lv->comm = MPI_COMM_NULL;
+}
+
+void caracal_hier_retain(caracal_hier *h) { h->refs++; }
+
+void caracal_hier_release(caracal_hier *h)
+{
+    if (--h->refs > 0)
+        return;
+    caracal_shm_hier_free(h);
+    for (int l = 0; l < h->nlevels; l++)
+        free_level(&h->level[l]);
+    h->flat.comm = MPI_COMM_NULL; /* it is dup */
+    free(h->flat.group);
+    free(h->flat.lrank);
+    free(h->flat.rep);
+    PMPI_Comm_free(&h->dup);
+    free(h);
+}
+
+static int delete_fn(MPI_Comm comm, int kv, void *attr, void *extra)
+{
+    (void)comm; (void)kv; (void)extra;
+    caracal_hier_release(attr);
+    return MPI_SUCCESS;
+}
+
+/* Add one level: participants `part` grouped by `key`; returns 0 if the level is
+ * degenerate (all groups of size 1) and was not added. */
+static int add_level(caracal_hier *h, const char *kind, int *part, const long long *key)
+{
+    int n = h->size;
+    int *group = malloc(n * sizeof *group), *lrank = malloc(n * sizeof *lrank);
+    int *gsize = calloc(n, sizeof *gsize);
+    int maxg = 0;
+    for (int i = 0; i < n; i++) {
+        group[i] = lrank[i] = -1;
+        if (!part[i])
+            continue;
+        for (int j = 0; j <= i; j++)
+            if (part[j] && key[j] == key[i]) {
+                group[i] = j;
+                break;
+            }
+        lrank[i] = gsize[group[i]]++;
+        if (gsize[group[i]] > maxg)
+            maxg = gsize[group[i]];
+    }
+    free(gsize);
+    if (maxg < 2 || h->nlevels == CARACAL_MAX_LEVELS) {
+        free(group);
+        free(lrank);
+        return 0;
+    }
+    caracal_level *lv = &h->level[h->nlevels];
+    lv->kind = kind;
+    lv->group = group;
+    lv->lrank = lrank;
+    lv->maxgroup = maxg;
+    lv->rep = malloc(n * sizeof *lv->rep);
+    for (int i = 0; i < n; i++)
+        lv->rep[i] = h->nlevels == 0 ? i : h->level[h->nlevels - 1].group[h->level[h->nlevels - 1].rep[i]];
+    PMPI_Comm_split(h->dup, part[h->rank] ? group[h->rank] : MPI_UNDEFINED, h->rank, &lv->comm);
+    lv->rank = -1;
+    lv->size = 0;
+    if (lv->comm != MPI_COMM_NULL) {
+        PMPI_Comm_rank(lv->comm, &lv->rank);
+        PMPI_Comm_size(lv->comm, &lv->size);
+    }
+    h->nlevels++;
+    /* the next level's participants: this level's leaders */
+    for (int i = 0; i < n; i++)
+        part[i] = part[i] && group[i] == i;
+    return 1;
+}
+
+static caracal_hier *build(MPI_Comm comm)
+{
+    caracal_hier *h = calloc(1, sizeof *h);
+    h->comm = comm;
+    h->refs = 1;
+    PMPI_Comm_dup(comm, &h->dup);
+    PMPI_Comm_rank(h->dup, &h->rank);
+    PMPI_Comm_size(h->dup, &h->size);
+    int n = h->size;
+
+    /* node key: lowest rank of my shared-memory node, refined by CARACAL_NODE_SIZE */
+    MPI_Comm node;
+    int nodeleader = h->rank;
+    PMPI_Comm_split_type(h->dup, MPI_COMM_TYPE_SHARED, h->rank, MPI_INFO_NULL, &node);
+    PMPI_Allreduce(MPI_IN_PLACE, &nodeleader, 1, MPI_INT, MPI_MIN, node);
+    PMPI_Comm_free(&node);
+    long long vsize = caracal_setting_int(CARACAL_SET_NODE_SIZE);
+    long long mine[2];
+    mine[1] = (long long)nodeleader * (n + 1) + (vsize > 0 ? h->rank / vsize : 0);
+    int sock = socket_key();
+    mine[0] = sock < 0 ? -1 : mine[1] * 4096 + sock;
+    long long *keys = malloc(2 * n * sizeof *keys);
+    PMPI_Allgather(mine, 2, MPI_LONG_LONG, keys, 2, MPI_LONG_LONG, h->dup);
+    int wrank, *world = malloc(n * sizeof *world);
+    PMPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    PMPI_Allgather(&wrank, 1, MPI_INT, world, 1, MPI_INT, h->dup);
+
+    int *part = malloc(n * sizeof *part);
+    long long *key = calloc(n, sizeof *key);
+    for (int i = 0; i < n; i++)
+        part[i] = 1;
+    const caracal_topology *topo = caracal_topology_get();
+    if (topo) { /* CARACAL_TOPOLOGY: the levels of caracal nodemap's document, bottom to top */
+        for (int l = 0; l < topo->nlevels && h->nlevels < CARACAL_MAX_LEVELS - 1; l++) {
+            for (int i = 0; i < n; i++)
+                key[i] = caracal_topology_group(topo, l, world[i]);
+            add_level(h, topo->level_name[l], part, key);
+        }
+    } else {
+        int have_socket = 1;
+        for (int i = 0; i < n; i++)
+            have_socket &= keys[2 * i] >= 0;
+        if (have_socket) {
+            for (int i = 0; i < n; i++)
+                key[i] = keys[2 * i];
+            add_level(h, "socket", part, key);
+        }
+        for (int i = 0; i < n; i++)
+            key[i] = keys[2 * i + 1];
+        add_level(h, "node", part, key);
+    }
+    free(world);
+    for (int i = 0; i < n; i++)
+        key[i] = 0;
+    add_level(h, "top", part, key);
+    /* a single group holding everybody at a lower level is the top already */
+    free(part);
+    free(key);
+    free(keys);
+
+    /* the flat level: everybody on dup */
+    h->flat.kind = "top";
+    h->flat.comm = h->dup;
+    h->flat.rank = h->rank;
+    h->flat.size = n;
+    h->flat.maxgroup = n;
+    h->flat.group = malloc(n * sizeof(int));
+    h->flat.lrank = malloc(n * sizeof(int));
+    h->flat.rep = malloc(n * sizeof(int));
+    for (int i = 0; i < n; i++) {
+        h->flat.group[i] = 0;
+        h->flat.lrank[i] = i;
+        h->flat.rep[i] = i;
+    }
+
+    int len = 0;
+    h->desc[0] = 0;
+    for (int l = 0; l < h->nlevels; l++) {
+        int ngroups = 0;
+        for (int i = 0; i < n; i++)
+            ngroups += h->level[l].group[i] == i;
+        len += snprintf(h->desc + len, sizeof h->desc - len, "%s%s(%dx%d)", l ? "+" : "", h->level[l].kind,
+                        ngroups, h->level[l].maxgroup);
+        if (len >= (int)sizeof h->desc)
+            break;
+    }
+    if (!h->nlevels)
+        snprintf(h->desc, sizeof h->desc, "single");
+    caracal_shm_hier_setup(h);
+    return h;
+}
+
+caracal_hier *caracal_hier_get(MPI_Comm comm)
+{
+    if (keyval == MPI_KEYVAL_INVALID) {
+        PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_fn, &keyval, NULL);
+        void *ub;
+        int flag;
+        PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+        if (flag)
+            tag_slots = (*(int *)ub / 64) < 1 ? 1 : (*(int *)ub / 64);
+        if (tag_slots > 1 << 20)
+            tag_slots = 1 << 20;
+    }
+    caracal_hier *h;
+    int flag;
+    PMPI_Comm_get_attr(comm, keyval, &h, &flag);
+    if (flag)
+        return h;
+    h = build(comm);
+    PMPI_Comm_set_attr(comm, keyval, h);
+    caracal_log("init", "hierarchy of communicator: %s, %d ranks", h->desc, h->size);
+    return h;
+}
+
+void caracal_hier_finalize(void)
+{
+    if (keyval == MPI_KEYVAL_INVALID)
+        return;
+    void *h;
+    int flag;
+    PMPI_Comm_get_attr(MPI_COMM_WORLD, keyval, &h, &flag);
+    if (flag)
+        PMPI_Comm_delete_attr(MPI_COMM_WORLD, keyval);
+    PMPI_Comm_get_attr(MPI_COMM_SELF, keyval, &h, &flag);
+    if (flag)
+        PMPI_Comm_delete_attr(MPI_COMM_SELF, keyval);
+    PMPI_Comm_free_keyval(&keyval);
+}
+
+int caracal_hier_group_root(const caracal_hier *h, int l, int root)
+{
+    const caracal_level *lv = l < 0 ? &h->flat : &h->level[l];
+    int r = lv->rep[root];
+    return lv->group[r] == lv->group[h->rank] ? lv->lrank[r] : 0;
+}
+
+int caracal_hier_next_tag(caracal_hier *h)
+{
+    int t = (int)(h->seq % (unsigned)tag_slots) * 64;
+    h->seq++;
+    return t;
+}

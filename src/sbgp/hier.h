@@ -1,0 +1,57 @@
+/* Subgroups (SBGP): the hierarchy of one communicator, as data.
+ *
+ * Levels are listed bottom to top. Level 0 groups every rank of the communicator
+ * (by socket, or by node); the participants of level l+1 are the leaders (lowest rank)
+ * of the groups of level l; the top level has one group. Each level of each rank holds
+ * a private communicator for its own group (split from a private duplicate of the
+ * user's communicator, decision 1), and, for every rank of the communicator, which
+ * group it represents at that level, so that every rank can work out the same tree
+ * for a rooted collective. Levels whose groups are all of size 1 are dropped.
+ *
+ * Built once per communicator (collectively, at its first Caracal collective), cached
+ * with an attribute, freed with the communicator. */
+#ifndef CARACAL_SBGP_HIER_H
+#define CARACAL_SBGP_HIER_H
+#include <mpi.h>
+
+#define CARACAL_MAX_LEVELS 4
+
+typedef struct {
+    const char *kind;   /* "socket", "node" or "top" (level kind for selection) */
+    MPI_Comm comm;      /* my group at this level; MPI_COMM_NULL if I do not take part */
+    int rank, size;     /* mine in comm (-1, 0 when not taking part) */
+    int *group;         /* [n] group id (its leader's rank) of comm rank i here; -1 if absent */
+    int *lrank;         /* [n] rank of comm rank i within its group; -1 if absent */
+    int *rep;           /* [n] which participant of this level represents comm rank i */
+    int maxgroup;       /* largest group size at this level (the same on every rank) */
+} caracal_level;
+
+typedef struct caracal_hier {
+    MPI_Comm comm;      /* the user's communicator */
+    MPI_Comm dup;       /* private duplicate: flat algorithms */
+    int rank, size;
+    int nlevels;
+    caracal_level level[CARACAL_MAX_LEVELS];
+    caracal_level flat; /* one level: every rank, on dup */
+    unsigned seq;       /* collectives started on this communicator (tags) */
+    int refs;
+    void *shm;          /* bcol/shm state of my node group, or NULL */
+    char desc[96];      /* e.g. "node(2x2)+top(2)" */
+} caracal_hier;
+
+/** The hierarchy of an intracommunicator, built on first use (collective over comm). */
+caracal_hier *caracal_hier_get(MPI_Comm comm);
+void caracal_hier_retain(caracal_hier *h);
+void caracal_hier_release(caracal_hier *h);
+/** Drop the cached hierarchy of MPI_COMM_WORLD (before MPI_Finalize). */
+void caracal_hier_finalize(void);
+
+/** At level l, the rank within my group of the member through which the data of comm rank
+ *  `root` enters or leaves my group: its representative if it is inside, else the leader 0. */
+int caracal_hier_group_root(const caracal_hier *h, int l, int root);
+/** Whether comm rank `r` takes part in level l. */
+static inline int caracal_hier_member(const caracal_hier *h, int l, int r) { return h->level[l].lrank[r] >= 0; }
+/** A fresh tag block for one collective: tags [t, t+64) are its own. */
+int caracal_hier_next_tag(caracal_hier *h);
+
+#endif
