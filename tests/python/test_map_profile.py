@@ -1,7 +1,9 @@
 """caracal map --profile --topology: a real profile of a known heavy-pair pattern
 (tests/c/map_pairs.c: rank i talks mostly to rank i + n/2) on static topologies."""
 import json
+import os
 import re
+import subprocess
 
 import pytest
 from conftest import BUILDS
@@ -40,12 +42,42 @@ def test_heavy_pairs_share_a_host(cli, tmp_path, mpi):
     assert c["qap"] <= c["identity"] and c["qap"] <= c["hostname"] and c["qap"] < c["identity"]
     lines = rf.read_text().splitlines()
     assert len(lines) == 4
-    slots = set()
-    for i, line in enumerate(lines):
-        m = re.fullmatch(r"rank (\d+)=(\w+) slot=(\d+)", line)
+    for i, line in enumerate(lines):  # a static topology knows no cores: any slot on the host
+        m = re.fullmatch(r"rank (\d+)=(\w+) slot=\*", line)
         assert m and int(m.group(1)) == i and m.group(2) == h[i], line
-        slots.add((m.group(2), m.group(3)))
-    assert len(slots) == 4  # every rank its own slot
+
+
+def test_bound_cores_become_slots(cli, tmp_path):
+    prof = profile(cli, tmp_path, "openmpi", 4)
+    topo = static_topology(cli, tmp_path, ["a", "a", "b", "b"])
+    doc = json.loads(topo.read_text())
+    for k, r in enumerate(doc["ranks"]):  # as nodemap records ranks bound to one core each
+        r.update(core=k % 2, bound=True)
+    doc["ranks"][3]["bound"] = False  # unbound: its core is only where it last ran
+    topo.write_text(json.dumps(doc))
+    rf = tmp_path / "rf"
+    r = json.loads(cli("map", "--profile", prof, "--topology", topo, "--out", rf, "--json", check=True).stdout)
+    lines = rf.read_text().splitlines()
+    for i, p in enumerate(r["permutation"]):
+        want = "*" if p == 3 else str(p % 2)
+        assert lines[i] == f"rank {i}={doc['ranks'][p]['host']} slot={want}"
+
+
+def test_files_launch(cli, tmp_path):
+    """The rankfile and machinefile written for this host are accepted by the launchers."""
+    import socket
+    host = socket.gethostname()
+    prof = profile(cli, tmp_path, "openmpi", 4)
+    topo = static_topology(cli, tmp_path, [host] * 4)
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    rf, mf = tmp_path / "rankfile", tmp_path / "machinefile"
+    cli("map", "--profile", prof, "--topology", topo, "--out", rf, check=True)
+    cli("map", "--profile", prof, "--topology", topo, "--out", mf, "--format", "mpich", check=True)
+    for cmd in (["mpiexec.openmpi", "--oversubscribe", "--rankfile", str(rf), "-n", "4", "hostname"],
+                ["mpiexec.mpich", "-f", str(mf), "-n", "4", "hostname"]):
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+        assert p.returncode == 0, (cmd, p.stdout, p.stderr)
+        assert p.stdout.split() == [host] * 4
 
 
 def test_text_report_and_mpich_machinefile(cli, tmp_path):

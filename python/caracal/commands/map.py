@@ -34,7 +34,8 @@ With --profile and --topology, A is the profile's traffic.bytes (row = sender)
 and B the topology's latency L; the topology must describe as many ranks as the
 profile has. It prints the predicted cost (bytes x seconds) of the QAP mapping
 against identity, random (median of 5 seeds) and hostname order, and with --out
-writes an Open MPI rankfile ("rank i=host slot=core") or, with --format mpich,
+writes an Open MPI rankfile ("rank i=host slot=core", or slot=* where the
+topology's rank was not bound to one core) or, with --format mpich,
 a Hydra machinefile (one "host:1" line per rank, in rank order).
 """
 

@@ -69,8 +69,10 @@ def random_median(T, L, n):
 
 
 def slots(topo):
-    """(host, slot) of each location: the core the topology recorded, or, where the core
-    is unknown or repeats on a host, the location's position among its host's locations."""
+    """(host, slot) of each location. The slot is the core the location was bound to when
+    the topology says so (and no other location of that host has it); otherwise "*": Open
+    MPI then places the rank on that host without binding it. A core that was only where
+    an unbound rank last ran is no promise, and a slot beyond the host's cores fails."""
     n = topo["nranks"]
     ranks = topo.get("ranks") if isinstance(topo.get("ranks"), list) and len(topo["ranks"]) == n else None
     if ranks is None:
@@ -78,17 +80,16 @@ def slots(topo):
     hosts = []
     for k, r in enumerate(ranks):
         h = r.get("host") if isinstance(r, dict) else None
-        if not isinstance(h, str) or not h or any(c.isspace() for c in h):
+        if not isinstance(h, str) or not h or any(c.isspace() or c in "=:" for c in h):
             raise UsageError(f"topology ranks[{k}].host must be a host name")
         hosts.append(h)
-    cores = [r.get("core", -1) for r in ranks]
-    per_host, out = {}, []
+    core = [r["core"] if r.get("bound") is True and isinstance(r.get("core"), int) and r["core"] >= 0 else None
+            for r in ranks]
+    out = []
     for k in range(n):
-        same = [q for q in range(n) if hosts[q] == hosts[k]]
-        known = all(isinstance(cores[q], int) and cores[q] >= 0 for q in same) and len({cores[q] for q in same}) == len(same)
-        idx = per_host.setdefault(hosts[k], 0)
-        per_host[hosts[k]] += 1
-        out.append((hosts[k], cores[k] if known else idx))
+        same = [q for q in range(n) if hosts[q] == hosts[k] and q != k]
+        unique = core[k] is not None and all(core[q] != core[k] for q in same)
+        out.append((hosts[k], str(core[k]) if unique else "*"))
     return out
 
 
