@@ -154,14 +154,23 @@ static void graph_spec(int n, int *index, int *edges)
     }
 }
 
-static void test_graph(int reorder)
+/* A graph of nn <= size nodes; processes beyond it get MPI_COMM_NULL. */
+static void test_graph(int nn_nodes, int reorder)
 {
-    int *index = malloc(sizeof(int) * (size_t)wsize), *edges = malloc(sizeof(int) * (size_t)(3 * wsize + 1));
-    graph_spec(wsize, index, edges);
+    int *index = malloc(sizeof(int) * (size_t)nn_nodes), *edges = malloc(sizeof(int) * (size_t)(3 * nn_nodes + 1));
+    graph_spec(nn_nodes, index, edges);
     MPI_Comm g;
-    MPI_Graph_create(MPI_COMM_WORLD, wsize, index, edges, reorder, &g);
+    MPI_Graph_create(MPI_COMM_WORLD, nn_nodes, index, edges, reorder, &g);
+    int in = g != MPI_COMM_NULL, nin;
+    MPI_Allreduce(&in, &nin, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(nin == nn_nodes, "Graph_create: %d processes in a graph of %d nodes", nin, nn_nodes);
     if (reorder)
         check_outcome(g, "Graph_create");
+    if (g == MPI_COMM_NULL) {
+        free(index);
+        free(edges);
+        return;
+    }
     int me, *table = world_of(g), nn, nb[8];
     MPI_Comm_rank(g, &me);
     if (!reorder)
@@ -176,6 +185,51 @@ static void test_graph(int reorder)
     free(table);
     free(index);
     free(edges);
+    MPI_Comm_free(&g);
+}
+
+/* MPI_UNWEIGHTED through a volatile: Open MPI defines it as (int *)2, and gcc then
+ * warns that a 4-byte read from it overruns "a region of size 0". */
+static int *unweighted(void)
+{
+    int *volatile p = MPI_UNWEIGHTED;
+    return p;
+}
+
+/* Unweighted star, Dist_graph_create_adjacent: every node r > 0 sends to node 0;
+ * node 0 receives from 1..n-1 in that order and sends nowhere (degree 0 lists). */
+static void test_dist_star(int reorder)
+{
+    int n = wsize, r = wrank, *src = malloc(sizeof(int) * (size_t)n), zero = 0;
+    for (int k = 1; k < n; k++)
+        src[k - 1] = k;
+    MPI_Comm g;
+    if (r == 0)
+        MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, n - 1, src, unweighted(), 0, NULL, unweighted(),
+                                       MPI_INFO_NULL, reorder, &g);
+    else
+        MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 0, NULL, unweighted(), 1, &zero, unweighted(),
+                                       MPI_INFO_NULL, reorder, &g);
+    if (reorder)
+        check_outcome(g, "Dist_graph_create_adjacent (star)");
+    int me, *table = world_of(g), indeg, outdeg, wflag;
+    MPI_Comm_rank(g, &me);
+    if (!reorder)
+        CHECK(me == wrank, "Dist_graph_create_adjacent(reorder=0) moved world rank %d to %d", wrank, me);
+    MPI_Dist_graph_neighbors_count(g, &indeg, &outdeg, &wflag);
+    int want_in = me == 0 ? n - 1 : 0, want_out = me == 0 ? 0 : 1;
+    CHECK(indeg == want_in && outdeg == want_out && !wflag, "star: new rank %d: degrees %d %d weighted %d", me, indeg,
+          outdeg, wflag);
+    int *in = malloc(sizeof(int) * (size_t)n), out = -1;
+    MPI_Dist_graph_neighbors(g, indeg, in, unweighted(), outdeg, &out, unweighted());
+    for (int k = 0; k < indeg && indeg == want_in; k++)
+        CHECK(in[k] == k + 1, "star: new rank 0: source %d is %d", k, in[k]);
+    if (me != 0)
+        CHECK(out == 0, "star: new rank %d sends to %d", me, out);
+    exchange(g, indeg, in, outdeg, &out, table, "star");
+    free(in);
+    free(src);
+    free(table);
     MPI_Comm_free(&g);
 }
 
@@ -250,15 +304,21 @@ int main(int argc, char **argv)
             mode = "any"; /* a 2 x 2 torus on hosts a b a b: the identity is already optimal */
         test_cart(2, dims, periods, reorder);
         mode = saved;
-        test_graph(reorder);
+        test_graph(wsize, reorder);
         test_dist_adjacent(reorder);
         test_dist(reorder);
+        saved = mode;
+        if (!strcmp(mode, "better"))
+            mode = "any"; /* a star costs the same wherever its centre is */
+        test_dist_star(reorder);
+        mode = saved;
     }
     if (wsize > 1) { /* a grid smaller than the communicator: the rest get MPI_COMM_NULL */
         const char *saved = mode;
         mode = "any"; /* a smaller grid may or may not move ranks */
         int small[1] = {wsize - 1}, periodic[1] = {1};
         test_cart(1, small, periodic, 1);
+        test_graph(wsize - 1, 1);
         mode = saved;
     }
     int all;
