@@ -321,6 +321,16 @@ int main(int argc, char **argv)
         test_graph(wsize - 1, 1);
         mode = saved;
     }
+    /* Arguments the library rejects reach it unchanged: its error, through the error handler. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int toobig[1] = {wsize + 1}, nope[1] = {0}, *index1 = calloc((size_t)wsize + 1, sizeof(int));
+    MPI_Comm bad = MPI_COMM_NULL;
+    CHECK(MPI_Cart_create(MPI_COMM_WORLD, 1, toobig, nope, 1, &bad) != MPI_SUCCESS, "Cart_create accepted a grid of %d",
+          wsize + 1);
+    CHECK(MPI_Graph_create(MPI_COMM_WORLD, wsize + 1, index1, index1, 1, &bad) != MPI_SUCCESS,
+          "Graph_create accepted %d nodes", wsize + 1);
+    free(index1);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     int all;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (wrank == 0)
