@@ -16,6 +16,14 @@ const char *caracal_version(void);
 /** Print the table of CARACAL_* settings as JSON (schema caracal.settings/1) to stdout. */
 void caracal_print_settings(void);
 
+/** Predicted communication cost (QAP objective: edge weight x distance) of this
+ *  process's last reordering topology constructor (MPI_Cart_create, MPI_Graph_create,
+ *  MPI_Dist_graph_create(_adjacent) with reorder = 1): with the ranks in their old
+ *  order, and as Caracal placed them (never more; equal when it kept the order).
+ *  Returns 1, or 0 and -1 in both when no constructor has gone through Caracal's
+ *  placement yet (reorder = 0, CARACAL_REORDER=0, n <= 2, ...). */
+int caracal_reorder_last(long long *identity_cost, long long *chosen_cost);
+
 /** How many collectives Caracal's own algorithms ran in this process (the rest went native). */
 long caracal_coll_count(void);
 

@@ -14,11 +14,11 @@ from .errors import UsageError
 COMMANDS = [
     "run",
     "report",
-    "nodemap",
-    "info",
-    "map",
     "probe",
     "bench",
+    "nodemap",
+    "map",
+    "info",
 ]
 
 DESCRIPTION = """\

@@ -1,6 +1,8 @@
 """caracal map: choose where each rank runs, as a quadratic assignment problem.
 
-For now one mode: solve a QAPLIB instance with the C solver (build/bin/caracal-qap).
+Two modes, both solved by the C solver (build/bin/caracal-qap): a QAPLIB instance
+(--qaplib), or an application's profile on a topology (--profile/--topology, in
+map_profile.py).
 """
 import json
 import subprocess
@@ -8,13 +10,16 @@ from pathlib import Path
 
 from .. import paths
 from ..errors import UsageError
+from . import map_profile
 
 NAME = "map"
-HELP = "solve rank-to-core assignment problems (QAP); for now: QAPLIB instances"
+HELP = "place ranks by their traffic (profile) on a topology, or solve QAPLIB instances (QAP)"
 DESCRIPTION = """\
 Minimises sum_ij A[i][j] * B[p(i)][p(j)] over permutations p: A is traffic
 between ranks, B the distance between cores, p(i) the core of rank i.
 
+  caracal map --profile app.json --topology topo.json --out rankfile
+  caracal map --profile app.json --topology topo.json --out hosts --format mpich
   caracal map --qaplib tai12a.dat                 # 1 second of robust tabu search
   caracal map --qaplib tai12a.dat --time 5 --json
   caracal map --qaplib tai12a.dat --method grasp  # GRASP alone, for comparison
@@ -24,6 +29,14 @@ search; --iterations N instead of --time makes the result independent of machine
 speed. With --json the keys are n, cost, permutation, seconds, iterations,
 method, seed, and best_known and gap (percent above best known) when the file's
 directory holds a best-known.tsv listing the instance.
+
+With --profile and --topology, A is the profile's traffic.bytes (row = sender)
+and B the topology's latency L; the topology must describe as many ranks as the
+profile has. It prints the predicted cost (bytes x seconds) of the QAP mapping
+against identity, random (median of 5 seeds) and hostname order, and with --out
+writes an Open MPI rankfile ("rank i=host slot=core", or slot=* where the
+topology's rank was not bound to one core) or, with --format mpich,
+a Hydra machinefile (one "host:1" line per rank, in rank order).
 """
 
 
@@ -38,8 +51,13 @@ def _positive_float(text):
 
 
 def add_arguments(p):
-    p.add_argument("--qaplib", metavar="FILE.dat", required=True,
-                   help="QAPLIB instance: n, then matrix A, then matrix B")
+    p.add_argument("--qaplib", metavar="FILE.dat", help="QAPLIB instance: n, then matrix A, then matrix B")
+    p.add_argument("--profile", metavar="PROFILE.json", help="caracal.profile/1 document (from caracal run)")
+    p.add_argument("--topology", metavar="TOPO.json", help="caracal.topology/1 document (from caracal nodemap)")
+    p.add_argument("--out", metavar="RANKFILE", help="write the mapping here (with --profile)")
+    p.add_argument("--format", choices=("openmpi", "mpich"), default="openmpi",
+                   help="openmpi: rankfile (default); mpich: machinefile in rank order")
+    p.add_argument("--force", action="store_true", help="overwrite RANKFILE if it exists")
     p.add_argument("--time", metavar="SECONDS", help="time budget (default 1)")
     p.add_argument("--iterations", metavar="N", type=int,
                    help="stop after N moves (tabu) or constructions (grasp) instead of a time budget")
@@ -80,6 +98,19 @@ def gap_percent(cost: int, bk: int):
 
 
 def run(args):
+    if (args.qaplib is None) == (args.profile is None and args.topology is None):
+        raise UsageError("give either --qaplib FILE.dat or --profile PROFILE.json --topology TOPO.json")
+    if args.seed < 0:
+        raise UsageError(f"--seed needs a non-negative integer, not {args.seed}")
+    if args.iterations is not None and args.iterations <= 0:
+        raise UsageError(f"--iterations needs a positive integer, not {args.iterations}")
+    if args.qaplib is None:
+        if args.profile is None or args.topology is None:
+            raise UsageError("--profile and --topology go together")
+        time = _positive_float(args.time) if args.time is not None else None
+        return map_profile.run(args, _solver(), time)
+    if args.out or args.force:
+        raise UsageError("--out and --force go with --profile, not --qaplib")
     dat = Path(args.qaplib)
     if not dat.is_file():
         raise UsageError(f"no such file: {dat}")
