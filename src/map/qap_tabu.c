@@ -13,7 +13,11 @@
  * is forced if it puts a unit on a location it has not held for a long time
  * (long-term diversification). When no new best has been found for a while,
  * the search restarts from the best solution shaken by a few random swaps:
- * plain robust tabu gets trapped on structured instances (lipa*b, tai*b). */
+ * plain robust tabu gets trapped on structured instances (tai*b).
+ *
+ * The search is written as a resumable walk so that a second walk without
+ * restarts can share the budget (QAP_PLAIN_EVERY below); by default only the
+ * restart walk runs. */
 #include "qap_internal.h"
 
 #include <errno.h>
@@ -220,121 +224,116 @@ static void selfcheck(const tabu_state *t, const caracal_qap_problem *pb, int64_
 }
 #endif
 
-static void free_state(tabu_state *t)
+/* One tabu walk, resumable: the solver runs two of them in turns (see
+ * caracal_qap_tabu). Everything a walk changes lives here; the matrices in
+ * t.A, t.AT, t.B are shared and read-only. */
+typedef struct {
+    tabu_state t;
+    const caracal_qap_problem *ipb;  /* the objective searched (see caracal_qap_tabu) */
+    caracal_qap_rng rng;
+    int64_t cur, best, phase_best;
+    long long it;            /* moves made by this walk: its own clock for tabu tenures */
+    long long last_gain;
+    long long stall_limit;   /* 0: never restart (plain robust tabu) */
+    long long tmin, tspan, aspiration;
+    int kick, kmin, kstep, kmax;
+    int *best_perm;
+} walk;
+
+static void free_walk(walk *w)
 {
-    free(t->own), free(t->AT), free(t->Bp), free(t->p), free(t->delta), free(t->tabu), free(t->x);
+    free(w->t.Bp), free(w->t.p), free(w->t.delta), free(w->t.tabu), free(w->t.x), free(w->best_perm);
 }
 
-long long caracal_qap_tabu(const caracal_qap_problem *pb, uint64_t seed,
-                           const caracal_qap_limits *lim, int *best_perm)
+/* shared: a state whose A, AT, B, sym are set up. Returns 0 or -1 (ENOMEM). */
+static int init_walk(walk *w, const tabu_state *shared, const caracal_qap_problem *ipb,
+                     uint64_t seed, int restarts)
 {
-    const int n = pb->n;
+    const int n = shared->n;
     const size_t nn = (size_t)n * n;
-    tabu_state t = { .n = n, .A = pb->flow, .B = pb->dist };
-    t.AT = malloc(sizeof(int64_t) * nn);
-    t.Bp = malloc(sizeof(int64_t) * 2 * nn);
-    t.p = malloc(sizeof(int) * n);
-    t.delta = calloc(nn, sizeof(int64_t));
-    t.tabu = calloc(2 * nn, sizeof(long long));
-    t.x = malloc(sizeof(int64_t) * 4 * n);
-    if (!t.AT || !t.Bp || !t.p || !t.delta || !t.tabu || !t.x) {
-        free_state(&t);
+    *w = (walk){ .t = { .n = n, .A = shared->A, .B = shared->B, .AT = shared->AT, .sym = shared->sym },
+                 .ipb = ipb };
+    tabu_state *t = &w->t;
+    t->Bp = malloc(sizeof(int64_t) * 2 * nn);
+    t->p = malloc(sizeof(int) * n);
+    t->delta = calloc(nn, sizeof(int64_t));
+    t->tabu = calloc(2 * nn, sizeof(long long));
+    t->x = malloc(sizeof(int64_t) * 4 * n);
+    w->best_perm = malloc(sizeof(int) * n);
+    if (!t->Bp || !t->p || !t->delta || !t->tabu || !t->x || !w->best_perm) {
+        free_walk(w);
         errno = ENOMEM;
         return -1;
     }
-    t.BpT = t.Bp + nn;
-    t.tabuT = t.tabu + nn;
-    t.y = t.x + n, t.bx = t.y + n, t.by = t.bx + n;
-    /* If one matrix is symmetric, sum a_ij b_{p_i p_j} = 1/2 sum a_ij (b + b^T)_{p_i p_j}:
-     * searching on the other matrix plus its transpose (twice the cost, exactly)
-     * turns the instance symmetric and halves the work per move. With both
-     * asymmetric this is not valid and the full formulas are used. */
-    const int symA = symmetric(pb->flow, n), symB = symmetric(pb->dist, n);
-    if (symA != symB) {
-        t.own = malloc(sizeof(int64_t) * nn);
-        if (!t.own) {
-            free_state(&t);
-            errno = ENOMEM;
-            return -1;
-        }
-        const int64_t *m = symA ? pb->dist : pb->flow;
-        for (int i = 0; i < n; i++)
-            for (int j = 0; j < n; j++)
-                t.own[(size_t)i * n + j] = m[(size_t)i * n + j] + m[(size_t)j * n + i];
-        if (symA)
-            t.B = t.own;
-        else
-            t.A = t.own;
-    }
-    t.sym = symA || symB;
-    for (int i = 0; i < n; i++)
-        for (int j = 0; j < n; j++)
-            t.AT[(size_t)j * n + i] = t.A[(size_t)i * n + j];
-    /* The objective searched: the cost, or twice the cost after symmetrising. */
-    const caracal_qap_problem ipb = { n, t.A, t.B };
-    if (t.sym)  /* then BpT == Bp: share it, one row/column swap per move */
-        t.BpT = t.Bp;
+    t->BpT = t->sym ? t->Bp : t->Bp + nn;  /* symmetric: BpT == Bp, one row/column swap per move */
+    t->tabuT = t->tabu + nn;
+    t->y = t->x + n, t->bx = t->y + n, t->by = t->bx + n;
 
-    caracal_qap_rng rng;
-    caracal_qap_rng_seed(&rng, seed);
-    caracal_qap_random_perm(&rng, t.p, n);
-    all_deltas(&t);
-    int64_t cur = caracal_qap_cost(&ipb, t.p), best = cur;
+    caracal_qap_rng_seed(&w->rng, seed);
+    caracal_qap_random_perm(&w->rng, t->p, n);
+    all_deltas(t);
+    w->cur = w->best = w->phase_best = caracal_qap_cost(ipb, t->p);
     for (int i = 0; i < n; i++)
-        best_perm[i] = t.p[i];
+        w->best_perm[i] = t->p[i];
 
     /* Tenure around n; long-term aspiration after a few n^2 moves. */
-    const long long tmin = (9 * (long long)n * QAP_TENURE) / 1000, tspan = (2 * (long long)n * QAP_TENURE) / 1000 + 1;
-    const long long aspiration = (long long)QAP_ASP * n * n;
+    w->tmin = (9 * (long long)n * QAP_TENURE) / 1000;
+    w->tspan = (2 * (long long)n * QAP_TENURE) / 1000 + 1;
+    w->aspiration = (long long)QAP_ASP * n * n;
     /* Short tabu phases (2n moves without a phase best) with shakes of n/4 swaps
      * measured best on the structured tai*b instances at a 1 s budget, and cost
      * the uniform tai*a a little (bench/results/qaplib.md). */
-    const long long stall_limit = (long long)QAP_STALL * n;
-    const int kmin = n / QAP_KMIN + 2, kstep = n / QAP_KSTEP + 1;
-    const int kmax = QAP_KMAX_PCT * n / 100 + 2;
-    int kick = kmin;
-    long long last_gain = 0;
-    int64_t phase_best = cur;
+    w->stall_limit = restarts ? (long long)QAP_STALL * n : 0;
+    w->kmin = n / QAP_KMIN + 2, w->kstep = n / QAP_KSTEP + 1;
+    w->kmax = QAP_KMAX_PCT * n / 100 + 2;
+    w->kick = w->kmin;
+    return 0;
+}
 
-    long long it = 0;
-    while (n > 1) {
-        if (lim->max_iterations > 0 && it >= lim->max_iterations)
+/* Make up to `moves` moves of walk w. Returns the number made: fewer only when
+ * the time is up. */
+static long long run_walk(walk *w, long long moves, const caracal_qap_limits *lim)
+{
+    tabu_state *t = &w->t;
+    const int n = t->n;
+    long long done = 0;
+    while (done < moves) {
+        if ((done & 7) == 0 && caracal_qap_out_of_time(lim))
             break;
-        if ((it & 7) == 0 && caracal_qap_out_of_time(lim))
-            break;
-        it++;
-        if (stall_limit > 0 && it - last_gain > stall_limit) {
+        done++;
+        const long long it = ++w->it;
+        if (w->stall_limit > 0 && it - w->last_gain > w->stall_limit) {
             /* Stuck: restart from the best solution, shaken by a few random swaps. */
             for (int i = 0; i < n; i++)
-                t.p[i] = best_perm[i];
-            for (int q = 0; q < kick; q++) {
-                int a = (int)caracal_qap_rng_below(&rng, (uint64_t)n);
-                int b = (int)caracal_qap_rng_below(&rng, (uint64_t)n);
-                int z = t.p[a]; t.p[a] = t.p[b]; t.p[b] = z;
+                t->p[i] = w->best_perm[i];
+            for (int q = 0; q < w->kick; q++) {
+                int a = (int)caracal_qap_rng_below(&w->rng, (uint64_t)n);
+                int b = (int)caracal_qap_rng_below(&w->rng, (uint64_t)n);
+                int z = t->p[a]; t->p[a] = t->p[b]; t->p[b] = z;
             }
-            all_deltas(&t);
-            cur = caracal_qap_cost(&ipb, t.p);
-            phase_best = cur;
-            last_gain = it;
+            all_deltas(t);
+            w->cur = caracal_qap_cost(w->ipb, t->p);
+            w->phase_best = w->cur;
+            w->last_gain = it;
             /* Each fruitless restart shakes harder, up to a fresh random start. */
-            kick = kick + kstep <= kmax ? kick + kstep : kmin;
+            w->kick = w->kick + w->kstep <= w->kmax ? w->kick + w->kstep : w->kmin;
         }
 
         /* Bring every delta up to date, then pick the move. */
-        apply_pending(&t);
+        apply_pending(t);
         int bu = -1, bv = -1, aspired_found = 0;
         int64_t bd = INT64_MAX;
-        const long long asp_before = it - aspiration;
-        const int64_t gain_needed = best - cur;  /* cur + d < best  <=>  d < best - cur */
+        const long long asp_before = it - w->aspiration;
+        const int64_t gain_needed = w->best - w->cur;  /* cur + d < best  <=>  d < best - cur */
         for (int r = 0; r < n - 1; r++) {
-            const int64_t *dr = t.delta + (size_t)r * n;
-            const long long *tr = t.tabu + (size_t)r * n;           /* [r][loc] */
-            const long long *tc = t.tabuT + (size_t)t.p[r] * n;     /* [p[r]][unit] */
+            const int64_t *dr = t->delta + (size_t)r * n;
+            const long long *tr = t->tabu + (size_t)r * n;           /* [r][loc] */
+            const long long *tc = t->tabuT + (size_t)t->p[r] * n;    /* [p[r]][unit] */
             for (int s = r + 1; s < n; s++) {
                 const int64_t d = dr[s];
                 if (d >= bd && aspired_found)
                     continue;
-                const long long t1 = tr[t.p[s]], t2 = tc[s];
+                const long long t1 = tr[t->p[s]], t2 = tc[s];
                 const int aspired = t1 < asp_before || t2 < asp_before || d < gain_needed;
                 if ((aspired && !aspired_found) ||
                     (aspired == aspired_found && d < bd && (aspired || t1 < it || t2 < it))) {
@@ -344,37 +343,128 @@ long long caracal_qap_tabu(const caracal_qap_problem *pb, uint64_t seed,
             }
         }
         if (bu < 0) {  /* everything tabu: take a random move rather than stall */
-            bu = (int)caracal_qap_rng_below(&rng, (uint64_t)n);
-            bv = (int)caracal_qap_rng_below(&rng, (uint64_t)n - 1);
+            bu = (int)caracal_qap_rng_below(&w->rng, (uint64_t)n);
+            bv = (int)caracal_qap_rng_below(&w->rng, (uint64_t)n - 1);
             bv += bv >= bu;
             if (bu > bv) { int z = bu; bu = bv; bv = z; }
-            bd = t.delta[(size_t)bu * n + bv];
+            bd = t->delta[(size_t)bu * n + bv];
         }
 
         /* Forbid each unit to return where it was for a random tenure. */
-        const int pu = t.p[bu], pv = t.p[bv];
-        long long tu = it + tmin + (long long)caracal_qap_rng_below(&rng, (uint64_t)tspan);
-        long long tv = it + tmin + (long long)caracal_qap_rng_below(&rng, (uint64_t)tspan);
-        t.tabu[(size_t)bu * n + pu] = t.tabuT[(size_t)pu * n + bu] = tu;
-        t.tabu[(size_t)bv * n + pv] = t.tabuT[(size_t)pv * n + bv] = tv;
-        t.p[bu] = pv;
-        t.p[bv] = pu;
-        cur += bd;
-        pending_update(&t, bu, bv);
+        const int pu = t->p[bu], pv = t->p[bv];
+        long long tu = it + w->tmin + (long long)caracal_qap_rng_below(&w->rng, (uint64_t)w->tspan);
+        long long tv = it + w->tmin + (long long)caracal_qap_rng_below(&w->rng, (uint64_t)w->tspan);
+        t->tabu[(size_t)bu * n + pu] = t->tabuT[(size_t)pu * n + bu] = tu;
+        t->tabu[(size_t)bv * n + pv] = t->tabuT[(size_t)pv * n + bv] = tv;
+        t->p[bu] = pv;
+        t->p[bv] = pu;
+        w->cur += bd;
+        pending_update(t, bu, bv);
 #ifdef CARACAL_QAP_SELFCHECK
-        selfcheck(&t, &ipb, cur);
+        selfcheck(t, w->ipb, w->cur);
 #endif
-        if (cur < phase_best) {
-            phase_best = cur;
-            last_gain = it;
+        if (w->cur < w->phase_best) {
+            w->phase_best = w->cur;
+            w->last_gain = it;
         }
-        if (cur < best) {
-            best = cur;
-            kick = kmin;
+        if (w->cur < w->best) {
+            w->best = w->cur;
+            w->kick = w->kmin;
             for (int i = 0; i < n; i++)
-                best_perm[i] = t.p[i];
+                w->best_perm[i] = t->p[i];
         }
     }
-    free_state(&t);
+    return done;
+}
+
+/* Portfolio knob (compile-time, off by default). With QAP_PLAIN_EVERY = k > 0,
+ * one turn in k goes to a second, independent walk that never restarts (plain
+ * robust tabu), the others to the restart walk; the better of the two bests is
+ * returned. The plain walk's long excursions are what gets out of the lipa*b
+ * trap, but at 1 s on a loaded machine its share of moves cost the tai*b
+ * instances more than it won on lipa*b (bench/results/qaplib-notes.md), so
+ * the default keeps the restart walk alone. */
+#ifndef QAP_PLAIN_EVERY
+#define QAP_PLAIN_EVERY 0
+#endif
+#ifndef QAP_TURN
+#define QAP_TURN 16   /* moves per turn, times n; a multiple of 8 keeps the clock reads where they were */
+#endif
+
+long long caracal_qap_tabu(const caracal_qap_problem *pb, uint64_t seed,
+                           const caracal_qap_limits *lim, int *best_perm)
+{
+    const int n = pb->n;
+    const size_t nn = (size_t)n * n;
+    tabu_state sh = { .n = n, .A = pb->flow, .B = pb->dist };
+    sh.AT = malloc(sizeof(int64_t) * nn);
+    /* If one matrix is symmetric, sum a_ij b_{p_i p_j} = 1/2 sum a_ij (b + b^T)_{p_i p_j}:
+     * searching on the other matrix plus its transpose (twice the cost, exactly)
+     * turns the instance symmetric and halves the work per move. With both
+     * asymmetric this is not valid and the full formulas are used. */
+    const int symA = symmetric(pb->flow, n), symB = symmetric(pb->dist, n);
+    if (symA != symB)
+        sh.own = malloc(sizeof(int64_t) * nn);
+    if (!sh.AT || (symA != symB && !sh.own)) {
+        free(sh.AT), free(sh.own);
+        errno = ENOMEM;
+        return -1;
+    }
+    if (symA != symB) {
+        const int64_t *m = symA ? pb->dist : pb->flow;
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++)
+                sh.own[(size_t)i * n + j] = m[(size_t)i * n + j] + m[(size_t)j * n + i];
+        if (symA)
+            sh.B = sh.own;
+        else
+            sh.A = sh.own;
+    }
+    sh.sym = symA || symB;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            sh.AT[(size_t)j * n + i] = sh.A[(size_t)i * n + j];
+    /* The objective searched: the cost, or twice the cost after symmetrising. */
+    const caracal_qap_problem ipb = { n, sh.A, sh.B };
+
+    /* w[0] restarts and keeps the seed's stream, so without the plain walk the
+     * path is exactly that of the single-walk solver. */
+    const int nwalks = QAP_PLAIN_EVERY > 0 ? 2 : 1;
+    walk w[2];
+    if (init_walk(&w[0], &sh, &ipb, seed, 1) < 0) {
+        free(sh.AT), free(sh.own);
+        return -1;
+    }
+    if (nwalks > 1 && init_walk(&w[1], &sh, &ipb, seed ^ 0x5bd1e9955bd1e995ULL, 0) < 0) {
+        free_walk(&w[0]);
+        free(sh.AT), free(sh.own);
+        return -1;
+    }
+    /* Turns are counted in moves, never in time, so the path does not depend
+     * on machine speed. */
+    const long long seg = (long long)QAP_TURN * n;
+    long long it = 0;
+    long long turn = 0;
+    while (n > 1) {
+        long long want = seg;
+        if (lim->max_iterations > 0) {
+            if (it >= lim->max_iterations)
+                break;
+            if (want > lim->max_iterations - it)
+                want = lim->max_iterations - it;
+        }
+        walk *cw = &w[nwalks > 1 && turn % (QAP_PLAIN_EVERY > 0 ? QAP_PLAIN_EVERY : 1) == QAP_PLAIN_EVERY - 1];
+        long long done = run_walk(cw, want, lim);
+        it += done;
+        if (done < want)
+            break;  /* out of time */
+        turn++;
+    }
+    const walk *bw = nwalks > 1 && w[1].best < w[0].best ? &w[1] : &w[0];
+    for (int i = 0; i < n; i++)
+        best_perm[i] = bw->best_perm[i];
+    for (int k = 0; k < nwalks; k++)
+        free_walk(&w[k]);
+    free(sh.AT), free(sh.own);
     return it;
 }
