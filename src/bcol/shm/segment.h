@@ -11,12 +11,24 @@ typedef struct {
     char pad[64 - sizeof(uint64_t)];
 } caracal_shm_flag;
 
+/* What a member publishes for a single-copy step (one writer per line): where its
+ * contiguous source (and, for allreduce, result) buffer lives in its address space. */
+typedef struct {
+    _Atomic uint64_t src, dst;
+    int64_t pid;         /* written once at setup */
+    uint64_t probe;      /* address of a known value, for the availability test at setup */
+    char pad[64 - 4 * sizeof(uint64_t)];
+} caracal_shm_info;
+
 typedef struct {
     void *base;
     size_t bytes, slot;
     int n, me, level;
     caracal_shm_flag *posted, *ack;  /* [n] each, one cache line per member */
+    caracal_shm_info *info;          /* [n] single-copy addresses */
     char *data;                      /* [n][2] slots */
+    int cma;                         /* single copy (process_vm_readv) usable: agreed by every member */
+    size_t cma_min;                  /* bytes from which steps use it */
     uint64_t next_step;              /* steps handed out to tasks (the same on every member) */
     uint64_t local_step;             /* last step this member has finished: steps run in order */
 } caracal_shm_seg;

@@ -5,8 +5,11 @@
  *   allreduce everybody copies in, then every member combines all slots in rank order
  *             (one step instead of reduce + bcast: latency-optimal for small groups);
  *   fan-in, fan-out, barrier: zero-byte steps.
- * Any datatype: contiguous data is copied, other layouts are packed locally. */
+ * Any datatype: contiguous data is copied, other layouts are packed locally.
+ * From CARACAL_SHM_CMA_MIN bytes, where the kernel allows it, bcast/reduce/allreduce take
+ * the single-copy steps of single_copy.c instead. */
 #include "segment.h"
+#include "single_copy.h"
 #include "dtype.h"
 #include <stdlib.h>
 #include <string.h>
@@ -145,6 +148,9 @@ static caracal_task *make(caracal_hier *h, int kind, const void *src, void *dst,
                           MPI_Op op, int root)
 {
     caracal_shm_seg *s = h->shm;
+    if (kind <= K_ALLREDUCE && caracal_shm_cma_applies(s, count, dt)) /* large: single copy */
+        return caracal_shm_cma(s, kind == K_BCAST ? K_CMA_BCAST : kind == K_REDUCE ? K_CMA_REDUCE : K_CMA_ALLREDUCE,
+                               src, dst, count, dt, op, root);
     shm_task *t = calloc(1, sizeof *t);
     caracal_task_init(&t->task, "shm", progress, destroy);
     static const char *names[] = {"bcast_shm", "reduce_shm", "allreduce_shm", "fanin_shm", "fanout_shm",
@@ -193,3 +199,64 @@ caracal_task *caracal_shm_allreduce(caracal_hier *h, const void *src, void *dst,
 caracal_task *caracal_shm_fanin(caracal_hier *h) { return make(h, K_FANIN, NULL, NULL, 0, MPI_BYTE, MPI_OP_NULL, 0); }
 caracal_task *caracal_shm_fanout(caracal_hier *h) { return make(h, K_FANOUT, NULL, NULL, 0, MPI_BYTE, MPI_OP_NULL, 0); }
 caracal_task *caracal_shm_barrier(caracal_hier *h) { return make(h, K_BARRIER, NULL, NULL, 0, MPI_BYTE, MPI_OP_NULL, 0); }
+
+/* The blocking fast path: the same step protocol as progress() above (so members on the
+ * task path and members here interoperate), run inline without a task, a schedule or a
+ * request: a handful of cache-line writes and reads plus the copies. Only when nothing
+ * else is in flight (steps run in order), the node level is the whole hierarchy, the data
+ * fits one slot and is contiguous; otherwise the caller takes the task path. */
+static int fast_contig(MPI_Datatype dt)
+{
+    return dt == MPI_INT || dt == MPI_DOUBLE || dt == MPI_BYTE || dt == MPI_CHAR || dt == MPI_FLOAT ||
+           dt == MPI_LONG || dt == MPI_UNSIGNED || dt == MPI_LONG_LONG || dt == MPI_UNSIGNED_LONG ||
+           dt == MPI_UINT64_T || dt == MPI_INT64_T || dt == MPI_INT32_T || dt == MPI_UINT8_T;
+}
+
+static void wait_until(int (*ready)(caracal_shm_seg *, uint64_t, int), caracal_shm_seg *s, uint64_t v, int who)
+{
+    unsigned spins = 0;
+    while (!ready(s, v, who))
+        caracal_backoff(&spins);
+}
+static int acks_from_all(caracal_shm_seg *s, uint64_t v, int who) { (void)who; return all_at_least(s->ack, s->n, v); }
+static int posted_by_all(caracal_shm_seg *s, uint64_t v, int who) { (void)who; return all_at_least(s->posted, s->n, v); }
+static int posted_by(caracal_shm_seg *s, uint64_t v, int who)
+{
+    return atomic_load_explicit(&s->posted[who].v, memory_order_acquire) >= v;
+}
+
+int caracal_shm_now(caracal_hier *h, int kind, const void *src, void *dst, int count, MPI_Datatype dt, MPI_Op op,
+                    int root)
+{
+    caracal_shm_seg *s = h->shm;
+    if (!s || h->nlevels != 1 || s->level != 0 || caracal_active_requests || count <= 0 || !fast_contig(dt))
+        return 0;
+    size_t tsize = caracal_type_size(dt), bytes = tsize * (size_t)count;
+    if (bytes > s->slot || caracal_shm_cma_applies(s, count, dt))
+        return 0;
+    if (kind != K_BCAST)
+        root = kind == K_ALLREDUCE ? 0 : root;
+    root = caracal_hier_group_root(h, 0, root);
+    uint64_t step = ++s->next_step;
+    int me = s->me;
+    if (kind != K_BCAST || me == root) { /* write: my slot of step-2 must have been read */
+        if (step > 2)
+            wait_until(acks_from_all, s, step - 2, 0);
+        memcpy(caracal_shm_slot(s, me, step), src, bytes);
+        atomic_store_explicit(&s->posted[me].v, step, memory_order_release);
+    }
+    if (kind == K_BCAST) {
+        if (me != root) {
+            wait_until(posted_by, s, step, root);
+            memcpy(dst, caracal_shm_slot(s, root, step), bytes);
+        }
+    } else if (kind == K_ALLREDUCE || me == root) {
+        wait_until(posted_by_all, s, step, 0);
+        memcpy(dst, caracal_shm_slot(s, s->n - 1, step), bytes);
+        for (int r = s->n - 2; r >= 0; r--)
+            PMPI_Reduce_local(caracal_shm_slot(s, r, step), dst, count, dt, op);
+    }
+    atomic_store_explicit(&s->ack[me].v, step, memory_order_release);
+    s->local_step = step;
+    return 1;
+}
