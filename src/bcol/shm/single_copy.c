@@ -5,13 +5,13 @@
  *
  *   bcast     (1 step)  the root publishes; every other member reads; the root waits
  *                       until all have acknowledged (its buffer must stay valid).
- *   reduce    (1 step)  everybody publishes its input; the root reads the inputs piece
- *                       by piece and combines them in rank order; the others wait for
- *                       the root's acknowledgement.
  *   allreduce (2 steps) reduce-scatter then allgather: member m reads slice m of every
- *                       input and combines it into slice m of its result (step A); once
- *                       every slice is done each member reads the others' result slices
- *                       (step B); nobody returns before everybody has read its slice.
+ *                       input and combines it (in rank order) into slice m of its result
+ *                       (step A); once every slice is done each member reads the others'
+ *                       result slices (step B); nobody returns before everybody has read
+ *                       its slice. The combining work is spread over all members.
+ *   reduce    (2 steps) the same, but in step B only the root reads the slices (gather);
+ *                       the others keep their slice in a scratch buffer until it has.
  *
  * Non-contiguous data is packed first, so what is published is always contiguous bytes
  * of the type signature; a reader unpacks into its own layout before combining. Steps
@@ -78,23 +78,28 @@ static const char *fetch(cma_task *t, int r, int first, int n, char *out)
 }
 
 /* Combine elements [first, first+count) of every input in rank order:
- * in_0 op (in_1 op (... op in_{n-1})); each piece goes to `to` (typed, my layout) and,
- * when `packed` is set, also to packed bytes there. */
+ * in_0 op (in_1 op (... op in_{n-1})); the result goes to `to` (typed, my layout) or to
+ * `packed` (contiguous bytes). Contiguous data accumulates in place in the target, unless
+ * the target is my own input (MPI_IN_PLACE): then through the piece buffer. */
 static void reduce_range(cma_task *t, int first, int count, char *to, char *packed)
 {
     caracal_shm_seg *s = t->seg;
+    int direct = t->contig && !(to && t->src == t->dst);
     for (int p = first; p < first + count; p += t->per) {
         int n = first + count - p < t->per ? first + count - p : t->per;
-        const char *last = fetch(t, s->n - 1, p, n, t->acc);
-        if (last != t->acc)
-            caracal_type_copy(t->acc, last, n, t->dt);
+        char *acc = direct ? (to ? to : packed) + (size_t)p * t->tsize : t->acc;
+        const char *last = fetch(t, s->n - 1, p, n, acc);
+        if (last != acc)
+            caracal_type_copy(acc, last, n, t->dt);
         for (int r = s->n - 2; r >= 0; r--)
-            PMPI_Reduce_local(fetch(t, r, p, n, t->tmp), t->acc, n, t->dt, t->op); /* acc = in_r op acc */
+            PMPI_Reduce_local(fetch(t, r, p, n, t->tmp), acc, n, t->dt, t->op); /* acc = in_r op acc */
+        if (direct)
+            continue;
         if (to)
-            caracal_type_copy(to + p * t->extent, t->acc, n, t->dt);
+            caracal_type_copy(to + p * t->extent, acc, n, t->dt);
         if (packed) {
             int pos = 0;
-            PMPI_Pack(t->acc, n, t->dt, packed + (size_t)p * t->tsize, (int)((size_t)n * t->tsize), &pos,
+            PMPI_Pack(acc, n, t->dt, packed + (size_t)p * t->tsize, (int)((size_t)n * t->tsize), &pos,
                       MPI_COMM_SELF);
         }
     }
@@ -114,6 +119,9 @@ static void post(caracal_shm_flag *f, int me, uint64_t v)
 }
 
 static int slice(int count, int n, int r) { return (int)((long long)count * r / n); }
+
+/* Whether this member assembles the whole result (every member in allreduce, the root in reduce). */
+static int gathers(const cma_task *t) { return t->kind == K_CMA_ALLREDUCE || t->seg->me == t->root; }
 
 static int progress(caracal_task *task)
 {
@@ -155,44 +163,33 @@ static int progress(caracal_task *task)
                 s->local_step = a;
                 return CARACAL_TASK_DONE;
             }
-            if (t->kind == K_CMA_REDUCE) {
-                if (me == t->root) {
-                    if (!all_at_least(s->posted, s->n, a))
-                        return CARACAL_TASK_PENDING;
-                    reduce_range(t, 0, t->count, t->dst, NULL);
-                    post(s->ack, me, a);
-                } else {
-                    if (atomic_load_explicit(&s->ack[t->root].v, memory_order_acquire) < a)
-                        return CARACAL_TASK_PENDING; /* the root is still reading my input */
-                    post(s->ack, me, a);
-                }
-                s->local_step = a;
-                return CARACAL_TASK_DONE;
-            }
-            /* allreduce, step A: my slice of the result */
+            /* reduce and allreduce, step A: my slice of the result (reduce-scatter) */
             if (!all_at_least(s->posted, s->n, a))
                 return CARACAL_TASK_PENDING;
             {
                 int lo = slice(t->count, s->n, me), hi = slice(t->count, s->n, me + 1);
-                reduce_range(t, lo, hi - lo, t->contig ? t->dst : NULL, t->contig ? NULL : t->pdst);
+                int typed = t->contig && gathers(t); /* straight into my result buffer */
+                reduce_range(t, lo, hi - lo, typed ? t->dst : NULL, typed ? NULL : t->pdst);
             }
             atomic_store_explicit(&s->info[me].dst, (uint64_t)(uintptr_t)t->pdst, memory_order_relaxed);
             post(s->ack, me, a);
             s->local_step = a;
             task->state = 2;
             break;
-        case 2: /* step B: everybody's slice is ready (and my input no longer read) */
+        case 2: /* step B: every slice is ready (and my input no longer read): allgather, or gather to the root */
             if (!all_at_least(s->ack, s->n, a))
                 return CARACAL_TASK_PENDING;
-            for (int k = 1; k < s->n; k++) {
-                int r = (me + k) % s->n; /* start at different members: spread the readers */
-                int lo = slice(t->count, s->n, r), hi = slice(t->count, s->n, r + 1);
-                rd(t, r, atomic_load_explicit(&s->info[r].dst, memory_order_relaxed), (size_t)lo * t->tsize,
-                   t->pdst + (size_t)lo * t->tsize, (size_t)(hi - lo) * t->tsize);
-            }
-            if (!t->contig) {
-                int pos = 0;
-                PMPI_Unpack(t->pdst, (int)bytes, &pos, t->dst, t->count, t->dt, MPI_COMM_SELF);
+            if (gathers(t)) {
+                for (int k = 1; k < s->n; k++) {
+                    int r = (me + k) % s->n; /* start at different members: spread the readers */
+                    int lo = slice(t->count, s->n, r), hi = slice(t->count, s->n, r + 1);
+                    rd(t, r, atomic_load_explicit(&s->info[r].dst, memory_order_relaxed), (size_t)lo * t->tsize,
+                       t->pdst + (size_t)lo * t->tsize, (size_t)(hi - lo) * t->tsize);
+                }
+                if (!t->contig) {
+                    int pos = 0;
+                    PMPI_Unpack(t->pdst, (int)bytes, &pos, t->dst, t->count, t->dt, MPI_COMM_SELF);
+                }
             }
             post(s->posted, me, a + 1);
             task->state = 3;
@@ -245,9 +242,11 @@ caracal_task *caracal_shm_cma(caracal_shm_seg *s, int kind, const void *src, voi
     if (t->contig) {
         t->psrc = (char *)src;
         t->pdst = dst;
+        if (kind == K_CMA_REDUCE && s->me != root)
+            t->pdst = t->mem[1] = malloc(bytes); /* my slice of the result, until the root has it */
     } else {
         t->psrc = t->pdst = t->mem[0] = malloc(bytes); /* bcast: the root's packed data or a reader's copy */
-        if (kind == K_CMA_ALLREDUCE)
+        if (kind != K_CMA_BCAST)
             t->pdst = t->mem[1] = malloc(bytes);
         t->rbuf = t->mem[2] = malloc((size_t)t->per * t->tsize);
     }
@@ -256,6 +255,6 @@ caracal_task *caracal_shm_cma(caracal_shm_seg *s, int kind, const void *src, voi
         t->tmp = caracal_type_alloc(t->per, dt, &t->mem[4]);
     }
     t->step0 = s->next_step + 1;
-    s->next_step += kind == K_CMA_ALLREDUCE ? 2 : 1;
+    s->next_step += kind == K_CMA_BCAST ? 1 : 2;
     return &t->task;
 }
