@@ -115,6 +115,8 @@ void caracal_shm_hier_free(caracal_hier *h)
     if (!s)
         return;
     munmap(s->base, s->bytes);
+    free(s->scratch[0]);
+    free(s->scratch[1]);
     free(s);
     h->shm = NULL;
 }
@@ -123,4 +125,14 @@ int caracal_shm_usable(caracal_hier *h, int l)
 {
     caracal_shm_seg *s = h->shm;
     return s && s->level == l;
+}
+
+void *caracal_shm_scratch(caracal_shm_seg *s, int i, size_t bytes)
+{
+    if (s->scratch_bytes[i] < bytes) {
+        free(s->scratch[i]);
+        s->scratch[i] = malloc(bytes);
+        s->scratch_bytes[i] = bytes;
+    }
+    return s->scratch[i];
 }

@@ -29,9 +29,16 @@ typedef struct {
     char *data;                      /* [n][2] slots */
     int cma;                         /* single copy (process_vm_readv) usable: agreed by every member */
     size_t cma_min;                  /* bytes from which steps use it */
+    void *scratch[2];                /* single-copy buffers kept between calls (a fresh large malloc is
+                                      * a fresh mapping: page faults on every call) */
+    size_t scratch_bytes[2];
     uint64_t next_step;              /* steps handed out to tasks (the same on every member) */
     uint64_t local_step;             /* last step this member has finished: steps run in order */
 } caracal_shm_seg;
+
+/** Scratch buffer i of at least `bytes`, valid until the next call: only for the step that
+ *  is running now (steps run in order, so no other step of this segment uses it). */
+void *caracal_shm_scratch(caracal_shm_seg *s, int i, size_t bytes);
 
 static inline char *caracal_shm_slot(caracal_shm_seg *s, int r, uint64_t step)
 {

@@ -135,6 +135,12 @@ static int progress(caracal_task *task)
         case 0: /* my turn in the segment's order: publish */
             if (s->local_step != a - 1)
                 return CARACAL_TASK_PENDING;
+            /* buffers of the packed data and (reduce off the root) of my result slice; the
+             * segment's scratch is mine now: every earlier step has finished */
+            if (!t->contig)
+                t->psrc = t->pdst = caracal_shm_scratch(s, 0, bytes);
+            if (t->kind != K_CMA_BCAST && (!t->contig || !gathers(t)))
+                t->pdst = caracal_shm_scratch(s, 1, bytes);
             if (t->kind != K_CMA_BCAST || me == t->root) {
                 if (!t->contig) /* now, not when built: in a schedule the data may arrive later */
                     PMPI_Pack(t->src, t->count, t->dt, t->psrc, (int)bytes, &(int){0}, MPI_COMM_SELF);
@@ -237,17 +243,11 @@ caracal_task *caracal_shm_cma(caracal_shm_seg *s, int kind, const void *src, voi
     PMPI_Type_get_extent(dt, &lb, &t->extent);
     PMPI_Type_get_true_extent(dt, &tlb, &textent);
     t->contig = (MPI_Aint)t->tsize == t->extent && textent == t->extent && lb == 0 && tlb == 0;
-    size_t bytes = (size_t)count * t->tsize;
     t->per = (int)(PIECE / t->tsize > 0 ? PIECE / t->tsize : 1);
     if (t->contig) {
         t->psrc = (char *)src;
         t->pdst = dst;
-        if (kind == K_CMA_REDUCE && s->me != root)
-            t->pdst = t->mem[1] = malloc(bytes); /* my slice of the result, until the root has it */
     } else {
-        t->psrc = t->pdst = t->mem[0] = malloc(bytes); /* bcast: the root's packed data or a reader's copy */
-        if (kind != K_CMA_BCAST)
-            t->pdst = t->mem[1] = malloc(bytes);
         t->rbuf = t->mem[2] = malloc((size_t)t->per * t->tsize);
     }
     if (kind != K_CMA_BCAST) {
