@@ -59,6 +59,16 @@ static int applies(caracal_coll c, MPI_Comm comm, int count, MPI_Datatype dt, in
     if (!caracal_select(c, size, (size_t)count * (size_t)typesize, choice))
         goto native;
     *h = caracal_hier_get(comm);
+    if (!strcmp(choice->top.alg, "shm")) {
+        /* comm rule `shm`: only where the whole communicator is one shared-memory group (the
+         * hierarchy and the segment's setup are agreed by every rank), and only for operators
+         * the shm steps combine (non-commutative ones would run flat point-to-point) */
+        int commute = 1;
+        if (c == CARACAL_REDUCE || c == CARACAL_ALLREDUCE)
+            PMPI_Op_commutative(op, &commute);
+        if ((*h)->nlevels != 1 || !caracal_shm_usable(*h, 0) || !commute)
+            goto native;
+    }
     if (log_algo) { /* the schedule, and the primitive of each level */
         char param[16] = "", levels[160] = "";
         if (choice->top.param)

@@ -1,6 +1,7 @@
 /* The selection tables and their interpreter. */
 #define _GNU_SOURCE
 #include "select.h"
+#include <mpi.h>
 #include "config.h"
 #include "log.h"
 #include <ctype.h>
@@ -11,18 +12,30 @@
 const char *const caracal_coll_names[CARACAL_NCOLL] = {"barrier", "bcast", "reduce", "allreduce"};
 
 /* Default selection, one line per collective, from bench/coll (results and the
- * reasoning in bench/results/coll.md): on this class of machine (one node, few cores)
- * Caracal's shared-memory primitives beat the native library only between its eager
- * and rendezvous regimes (2-8 KiB; allreduce up to 64 KiB), where the native library's
- * point-to-point protocol switch costs most;
- * everything else goes native, so that no default is slower than the native library.
- * Edit here or override with CARACAL_<COLL> (same grammar, tried first). */
+ * reasoning in bench/results/coll.md, coll-assessment.md). Two ranks sharing a node
+ * (comm rule `shm`: the whole communicator is one shared-memory group, else native) run
+ * the shm steps where they measured faster than the native library in repeated runs:
+ * small messages on the blocking inline path; large allreduce on single copy. The
+ * measurements differ per library, so the defaults do too (the library is fixed at build
+ * time). Other sizes keep the rules of the earlier 4/8-rank runs: shm primitives only
+ * between the native library's eager and rendezvous regimes (2-8 KiB; allreduce up to
+ * 64 KiB). Everything else goes native, so that no default is slower than the native
+ * library. Edit here or override with CARACAL_<COLL> (same grammar, tried first). */
+#if defined(MPICH_VERSION)
+static const char *const defaults[CARACAL_NCOLL] = {
+    [CARACAL_BARRIER]   = "shm#2 native",
+    [CARACAL_BCAST]     = "shm@-8k#2 node/shm@2k-8k knomial:2@2k-8k native",
+    [CARACAL_REDUCE]    = "shm@-8k#2 knomial:2@32k-#2 node/shm@2k-8k knomial:2@2k-8k native",
+    [CARACAL_ALLREDUCE] = "shm#2 node/shm@2k-64k recdbl:2@2k-64k native",
+};
+#else
 static const char *const defaults[CARACAL_NCOLL] = {
     [CARACAL_BARRIER]   = "native",
-    [CARACAL_BCAST]     = "node/shm@2k-8k knomial:2@2k-8k native",
-    [CARACAL_REDUCE]    = "node/shm@2k-8k knomial:2@2k-8k native",
-    [CARACAL_ALLREDUCE] = "node/shm@2k-64k recdbl:2@2k-64k native",
+    [CARACAL_BCAST]     = "shm@-8k#2 node/shm@2k-8k knomial:2@2k-8k native",
+    [CARACAL_REDUCE]    = "shm@64-8k#2 node/shm@2k-8k knomial:2@2k-8k native",
+    [CARACAL_ALLREDUCE] = "shm@512-#2 node/shm@2k-64k recdbl:2@2k-64k native",
 };
+#endif
 static const int setting_of[CARACAL_NCOLL] = {CARACAL_SET_BARRIER, CARACAL_SET_BCAST, CARACAL_SET_REDUCE,
                                               CARACAL_SET_ALLREDUCE};
 
