@@ -72,9 +72,10 @@ static void copy_out(shm_task *t, char *to, const char *slot, int n)
 static void combine(shm_task *t, uint64_t step, char *to, int n)
 {
     caracal_shm_seg *s = t->seg;
-    copy_out(t, to, caracal_shm_slot(s, s->n - 1, step), n);
+    size_t nb = (size_t)n * t->tsize;
+    copy_out(t, to, caracal_shm_data(s, s->n - 1, step, nb), n);
     for (int r = s->n - 2; r >= 0; r--) {
-        char *in = caracal_shm_slot(s, r, step);
+        char *in = caracal_shm_data(s, r, step, nb);
         if (!t->contig) {
             copy_out(t, t->tmp, in, n);
             in = t->tmp;
@@ -94,10 +95,12 @@ static int progress(caracal_task *task)
             if (s->local_step != step - 1)
                 return CARACAL_TASK_PENDING; /* an earlier collective's step comes first */
             if (writes(t)) {
-                if (step > 2 && !all_at_least(s->ack, s->n, step - 2))
-                    return CARACAL_TASK_PENDING; /* the slot of step-2 is still being read */
+                size_t nb = (size_t)n * t->tsize;
+                uint64_t lag = t->kind <= K_ALLREDUCE && caracal_shm_is_inline(nb) ? 1 : 2;
+                if (step > lag && !all_at_least(s->ack, s->n, step - lag))
+                    return CARACAL_TASK_PENDING; /* my buffer of step-lag is still being read */
                 if (t->kind <= K_ALLREDUCE)
-                    copy_in(t, caracal_shm_slot(s, s->me, step), t->src + first * t->extent, n);
+                    copy_in(t, caracal_shm_data(s, s->me, step, nb), t->src + first * t->extent, n);
                 atomic_store_explicit(&s->posted[s->me].v, step, memory_order_release);
             }
             task->state = 1;
@@ -108,7 +111,7 @@ static int progress(caracal_task *task)
             if (s->me != t->root) {
                 if (atomic_load_explicit(&s->posted[t->root].v, memory_order_acquire) < step)
                     return CARACAL_TASK_PENDING;
-                copy_out(t, t->dst + first * t->extent, caracal_shm_slot(s, t->root, step), n);
+                copy_out(t, t->dst + first * t->extent, caracal_shm_data(s, t->root, step, (size_t)n * t->tsize), n);
             }
             break;
         case K_FANOUT:
@@ -239,22 +242,23 @@ int caracal_shm_now(caracal_hier *h, int kind, const void *src, void *dst, int c
     root = caracal_hier_group_root(h, 0, root);
     uint64_t step = ++s->next_step;
     int me = s->me;
-    if (kind != K_BCAST || me == root) { /* write: my slot of step-2 must have been read */
-        if (step > 2)
-            wait_until(acks_from_all, s, step - 2, 0);
-        memcpy(caracal_shm_slot(s, me, step), src, bytes);
+    uint64_t lag = caracal_shm_is_inline(bytes) ? 1 : 2;
+    if (kind != K_BCAST || me == root) { /* write: my buffer of step-lag must have been read */
+        if (step > lag)
+            wait_until(acks_from_all, s, step - lag, 0);
+        memcpy(caracal_shm_data(s, me, step, bytes), src, bytes);
         atomic_store_explicit(&s->posted[me].v, step, memory_order_release);
     }
     if (kind == K_BCAST) {
         if (me != root) {
             wait_until(posted_by, s, step, root);
-            memcpy(dst, caracal_shm_slot(s, root, step), bytes);
+            memcpy(dst, caracal_shm_data(s, root, step, bytes), bytes);
         }
     } else if (kind == K_ALLREDUCE || me == root) {
         wait_until(posted_by_all, s, step, 0);
-        memcpy(dst, caracal_shm_slot(s, s->n - 1, step), bytes);
+        memcpy(dst, caracal_shm_data(s, s->n - 1, step, bytes), bytes);
         for (int r = s->n - 2; r >= 0; r--)
-            PMPI_Reduce_local(caracal_shm_slot(s, r, step), dst, count, dt, op);
+            PMPI_Reduce_local(caracal_shm_data(s, r, step, bytes), dst, count, dt, op);
     }
     atomic_store_explicit(&s->ack[me].v, step, memory_order_release);
     s->local_step = step;
