@@ -25,15 +25,15 @@ const char *const caracal_coll_names[CARACAL_NCOLL] = {"barrier", "bcast", "redu
 static const char *const defaults[CARACAL_NCOLL] = {
     [CARACAL_BARRIER]   = "shm#2 native",
     [CARACAL_BCAST]     = "shm@-8k#2 node/shm@2k-8k knomial:2@2k-8k native",
-    [CARACAL_REDUCE]    = "shm@-8k#2 knomial:2@32k-#2 node/shm@2k-8k knomial:2@2k-8k native",
+    [CARACAL_REDUCE]    = "shm#2 node/shm@2k-8k knomial:2@2k-8k native",
     [CARACAL_ALLREDUCE] = "shm#2 node/shm@2k-64k recdbl:2@2k-64k native",
 };
 #else
 static const char *const defaults[CARACAL_NCOLL] = {
     [CARACAL_BARRIER]   = "native",
     [CARACAL_BCAST]     = "shm@-8k#2 node/shm@2k-8k knomial:2@2k-8k native",
-    [CARACAL_REDUCE]    = "shm@64-8k#2 node/shm@2k-8k knomial:2@2k-8k native",
-    [CARACAL_ALLREDUCE] = "shm@512-#2 node/shm@2k-64k recdbl:2@2k-64k native",
+    [CARACAL_REDUCE]    = "shm@-8k#2 node/shm@2k-8k knomial:2@2k-8k native",
+    [CARACAL_ALLREDUCE] = "shm#2 node/shm@2k-64k recdbl:2@2k-64k native",
 };
 #endif
 static const int setting_of[CARACAL_NCOLL] = {CARACAL_SET_BARRIER, CARACAL_SET_BCAST, CARACAL_SET_REDUCE,
@@ -153,8 +153,21 @@ void caracal_select_setup(void)
 
 static int in(long long x, long long lo, long long hi) { return x >= lo && (hi < 0 || x < hi); }
 
+/* Applications repeat the same call: remember the last answer per collective, so a repeat
+ * costs a comparison instead of a walk over the rules (per-call overhead is what small
+ * messages pay for). */
+static struct {
+    int valid, size, ret;
+    size_t bytes;
+    caracal_choice choice;
+} last[CARACAL_NCOLL];
+
 int caracal_select(caracal_coll coll, int comm_size, size_t bytes, caracal_choice *choice)
 {
+    if (last[coll].valid && last[coll].size == comm_size && last[coll].bytes == bytes) {
+        *choice = last[coll].choice;
+        return last[coll].ret;
+    }
     caracal_select_setup();
     choice->coll = coll;
     choice->bytes = bytes;
@@ -167,7 +180,13 @@ int caracal_select(caracal_coll coll, int comm_size, size_t bytes, caracal_choic
         choice->top = r->alg;
         break;
     }
-    return strcmp(choice->top.alg, "native") != 0;
+    int ret = strcmp(choice->top.alg, "native") != 0;
+    last[coll].choice = *choice;
+    last[coll].size = comm_size;
+    last[coll].bytes = bytes;
+    last[coll].ret = ret;
+    last[coll].valid = 1;
+    return ret;
 }
 
 caracal_alg caracal_select_level(const caracal_choice *choice, const char *kind, int n)

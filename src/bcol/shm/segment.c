@@ -31,6 +31,7 @@ static void cma_setup(caracal_shm_seg *s, MPI_Comm comm)
     const char *mode = caracal_setting_str(CARACAL_SET_SHM_CMA);
     int want = strcmp(mode, "0") && strcmp(mode, "off") && strcmp(mode, "no");
     s->cma_min = (size_t)caracal_setting_int(CARACAL_SET_SHM_CMA_MIN);
+    s->cma_reduce = (int)caracal_setting_int(CARACAL_SET_SHM_CMA_REDUCE);
     s->info[s->me].pid = (int64_t)getpid();
     s->info[s->me].probe = (uint64_t)(uintptr_t)&cma_magic;
     PMPI_Barrier(comm); /* every member has published pid and probe address */

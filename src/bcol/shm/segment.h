@@ -33,6 +33,7 @@ typedef struct {
     char *data;                      /* [n][2] slots */
     int cma;                         /* single copy (process_vm_readv) usable: agreed by every member */
     size_t cma_min;                  /* bytes from which steps use it */
+    int cma_reduce;                  /* reduce takes it too (CARACAL_SHM_CMA_REDUCE) */
     void *scratch[2];                /* single-copy buffers kept between calls (a fresh large malloc is
                                       * a fresh mapping: page faults on every call) */
     size_t scratch_bytes[2];

@@ -151,7 +151,7 @@ static caracal_task *make(caracal_hier *h, int kind, const void *src, void *dst,
                           MPI_Op op, int root)
 {
     caracal_shm_seg *s = h->shm;
-    if (kind <= K_ALLREDUCE && caracal_shm_cma_applies(s, count, dt)) /* large: single copy */
+    if (kind <= K_ALLREDUCE && (kind != K_REDUCE || s->cma_reduce) && caracal_shm_cma_applies(s, count, dt))
         return caracal_shm_cma(s, kind == K_BCAST ? K_CMA_BCAST : kind == K_REDUCE ? K_CMA_REDUCE : K_CMA_ALLREDUCE,
                                src, dst, count, dt, op, root);
     shm_task *t = calloc(1, sizeof *t);
