@@ -17,10 +17,11 @@ const char *const caracal_coll_names[CARACAL_NCOLL] = {"barrier", "bcast", "redu
  * the shm steps where they measured faster than the native library in repeated runs:
  * small messages on the blocking inline path; large allreduce on single copy. The
  * measurements differ per library, so the defaults do too (the library is fixed at build
- * time). Other sizes keep the rules of the earlier 4/8-rank runs: shm primitives only
- * between the native library's eager and rendezvous regimes (2-8 KiB; allreduce up to
- * 64 KiB). Everything else goes native, so that no default is slower than the native
- * library. Edit here or override with CARACAL_<COLL> (same grammar, tried first). */
+ * time). Larger communicators (4 and 8 ranks, oversubscribed here) use shm primitives
+ * only between the native library's eager and rendezvous regimes, and with Open MPI only
+ * in the cells that were faster in both the earlier and this branch's run (bcast 2-8 KiB
+ * up to 5 ranks, reduce 2-8 KiB from 6, allreduce 16-64 KiB). Everything else goes
+ * native, so that no default is slower than the native library. Edit here or override with CARACAL_<COLL> (same grammar, tried first). */
 #if defined(MPICH_VERSION)
 static const char *const defaults[CARACAL_NCOLL] = {
     [CARACAL_BARRIER]   = "shm#2 native",
@@ -31,9 +32,9 @@ static const char *const defaults[CARACAL_NCOLL] = {
 #else
 static const char *const defaults[CARACAL_NCOLL] = {
     [CARACAL_BARRIER]   = "native",
-    [CARACAL_BCAST]     = "shm@-8k#2 node/shm@2k-8k knomial:2@2k-8k native",
-    [CARACAL_REDUCE]    = "shm@-8k#2 node/shm@2k-8k knomial:2@2k-8k native",
-    [CARACAL_ALLREDUCE] = "shm#2 node/shm@2k-64k recdbl:2@2k-64k native",
+    [CARACAL_BCAST]     = "shm@-8k#2 node/shm@2k-8k knomial:2@2k-8k#3-6 native",
+    [CARACAL_REDUCE]    = "shm@-8k#2 node/shm@2k-8k knomial:2@2k-8k#6- native",
+    [CARACAL_ALLREDUCE] = "shm#2 node/shm@16k-64k recdbl:2@16k-64k native",
 };
 #endif
 static const int setting_of[CARACAL_NCOLL] = {CARACAL_SET_BARRIER, CARACAL_SET_BCAST, CARACAL_SET_REDUCE,
