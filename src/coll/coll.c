@@ -107,7 +107,7 @@ static int shm_now(caracal_hier *h, const caracal_choice *ch, int kind, const vo
 {
     if (!h->shm || h->nlevels != 1 || strcmp(caracal_select_level(ch, h->level[0].kind, h->level[0].size).alg, "shm"))
         return 0;
-    if (kind != 0) {
+    if (kind == 1 || kind == 2) {
         int commute = 1;
         PMPI_Op_commutative(op, &commute);
         if (!commute)
@@ -128,6 +128,8 @@ static int barrier(MPI_Comm comm, MPI_Request *request)
     if (!applies(CARACAL_BARRIER, comm, 0, MPI_BYTE, MPI_PROC_NULL, MPI_SUM, &ch, &h))
         return request ? PMPI_Ibarrier(comm, request) : PMPI_Barrier(comm);
     caracal_ml_args a = {h, &ch, caracal_hier_next_tag(h)};
+    if (!request && shm_now(h, &ch, 5, NULL, NULL, 0, MPI_BYTE, MPI_OP_NULL, 0))
+        return MPI_SUCCESS;
     return run(caracal_ml_barrier(&a), request);
 }
 

@@ -232,7 +232,19 @@ int caracal_shm_now(caracal_hier *h, int kind, const void *src, void *dst, int c
                     int root)
 {
     caracal_shm_seg *s = h->shm;
-    if (!s || h->nlevels != 1 || s->level != 0 || caracal_active_requests || count <= 0 || !fast_contig(dt))
+    if (!s || h->nlevels != 1 || s->level != 0 || caracal_active_requests)
+        return 0;
+    if (kind == K_BARRIER) { /* a zero-byte step: post, wait for everybody's post, acknowledge */
+        uint64_t step = ++s->next_step;
+        if (step > 2)
+            wait_until(acks_from_all, s, step - 2, 0);
+        atomic_store_explicit(&s->posted[s->me].v, step, memory_order_release);
+        wait_until(posted_by_all, s, step, 0);
+        atomic_store_explicit(&s->ack[s->me].v, step, memory_order_release);
+        s->local_step = step;
+        return 1;
+    }
+    if (count <= 0 || !fast_contig(dt))
         return 0;
     size_t tsize = caracal_type_size(dt), bytes = tsize * (size_t)count;
     if (bytes > s->slot || caracal_shm_cma_applies(s, count, dt))
