@@ -6,9 +6,11 @@ alternately in the same process, medians of repeats (bench/coll/coll_bench.c). T
 Caracal configurations: the default selection, and forced p2p and shm algorithms.
 Writes bench/results/coll.json (every row) and bench/results/coll.md (ratio table).
 
-Usage: bench/coll/run.py [--reps N] [--quick]
+Usage: bench/coll/run.py [--reps N] [--quick] [--ranks 2,4,8] [--configs default,p2p,...]
+With --ranks, rows of other rank counts are kept from the previous coll.json (marked
+"run": "previous").
 """
-import argparse, json, os, subprocess, sys, time
+import argparse, json, os, statistics, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LIBS = {"openmpi": ("build", "mpicc.openmpi", "mpiexec.openmpi"), "mpich": ("build-mpich", "mpicc.mpich", "mpiexec.mpich")}
@@ -17,6 +19,8 @@ CONFIGS = {
     "default": {},
     "p2p": {f"CARACAL_{k}": v for k, v in FORCE.items()},
     "shm": {f"CARACAL_{k}": f"node/shm {v}" for k, v in FORCE.items()},
+    # the same without single copy (process_vm_readv): copy-in/copy-out through the segment only
+    "shm-copy": dict({f"CARACAL_{k}": f"node/shm {v}" for k, v in FORCE.items()}, CARACAL_SHM_CMA="0"),
 }
 
 
@@ -48,19 +52,36 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--ranks", default="2,4,8")
+    ap.add_argument("--configs", default=",".join(CONFIGS))
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="run the whole plan this many times, interleaved; the table shows medians over repeats")
     a = ap.parse_args()
+    ranks = {int(x) for x in a.ranks.split(",")}
+    configs = a.configs.split(",")
     plan = [("openmpi", 2, 1.0), ("openmpi", 4, 0.5), ("openmpi", 8, 0.25),
             ("mpich", 2, 1.0), ("mpich", 4, 0.05), ("mpich", 8, 0.02)]
+    plan = [p for p in plan if p[1] in ranks]
+    res = os.path.join(ROOT, "bench/results")
     rows = []
+    try:  # keep what this run does not redo
+        with open(os.path.join(res, "coll.json")) as f:
+            old = json.load(f)["rows"]
+        redo = {(lib, np_, cfg) for lib, np_, _ in plan for cfg in configs}
+        rows = [dict(x, run=x.get("run", "previous")) for x in old if (x["lib"], x["ranks"], x["config"]) not in redo]
+    except (OSError, ValueError, KeyError):
+        pass
     t0 = time.time()
-    for lib, np_, scale in plan:
-        for cfg, env in CONFIGS.items():
+    for rep, (lib, np_, scale) in [(k, p) for k in range(a.repeat) for p in plan]:
+        for cfg in configs:
+            env = CONFIGS[cfg]
+            load0 = os.getloadavg()[0]
             r = run(lib, np_, env, a.reps if np_ == 2 else max(3, a.reps // 2), scale * (0.3 if a.quick else 1))
             for x in r:
-                x.update(lib=lib, config=cfg)
+                x.update(lib=lib, config=cfg, run="this", repeat=rep, load=[round(load0, 2), round(os.getloadavg()[0], 2)])
             rows += r
-            print(f"bench: {lib} np={np_} {cfg}: {len(r)} rows ({time.time() - t0:.0f}s)", file=sys.stderr)
-    res = os.path.join(ROOT, "bench/results")
+            print(f"bench: {lib} np={np_} {cfg}: {len(r)} rows ({time.time() - t0:.0f}s, load {load0:.1f} -> "
+                  f"{os.getloadavg()[0]:.1f})", file=sys.stderr)
     os.makedirs(res, exist_ok=True)
     with open(os.path.join(res, "coll.json"), "w") as f:
         json.dump({"schema": "caracal.bench-coll/1", "host": os.uname().nodename, "cpus": os.cpu_count(),
@@ -73,17 +94,28 @@ def fmt_bytes(b):
 
 
 def write_table(rows, path):
-    idx = {(r["lib"], r["ranks"], r["coll"], r["bytes"], r["config"]): r for r in rows}
+    # one entry per cell and configuration: medians over repeats (of each ratio, and of native us)
+    groups = {}
+    for r in rows:
+        groups.setdefault((r["lib"], r["ranks"], r["coll"], r["bytes"], r["config"]), []).append(r)
+    idx = {}
+    for k, g in groups.items():
+        ok = [r for r in g if r["native_us"] > 0]
+        if not ok:
+            continue
+        ratio = statistics.median(r["caracal_us"] / r["native_us"] for r in ok)
+        nat = statistics.median(r["native_us"] for r in ok)
+        idx[k] = dict(g[0], native_us=nat, caracal_us=ratio * nat, repeats=len(ok))
     keys = sorted({(r["lib"], r["ranks"], r["coll"], r["bytes"]) for r in rows},
                   key=lambda k: (k[0] != "openmpi", k[1], ["barrier", "bcast", "reduce", "allreduce"].index(k[2]), k[3]))
-    lines = ["| library | ranks | collective | bytes | native us | default | p2p | shm | native MPICH / native Open MPI |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| library | ranks | collective | bytes | native us | default | p2p | shm | shm-copy | native MPICH / native Open MPI |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for lib, np_, coll, b in keys:
         base = idx.get((lib, np_, coll, b, "default"))
         if not base:
             continue
         cells = []
-        for cfg in ("default", "p2p", "shm"):
+        for cfg in ("default", "p2p", "shm", "shm-copy"):
             r = idx.get((lib, np_, coll, b, cfg))
             cells.append(f"{r['caracal_us'] / r['native_us']:.2f}" if r and r["native_us"] > 0 else "-")
         other = idx.get(("mpich", np_, coll, b, "default")), idx.get(("openmpi", np_, coll, b, "default"))
@@ -96,7 +128,7 @@ def write_table(rows, path):
             r = idx.get(k + (cfg,))
             return r["caracal_us"] / r["native_us"] if r and r["native_us"] > 0 else None
         def best(k):
-            v = [x for x in (ratio(k, c) for c in ("default", "p2p", "shm")) if x is not None]
+            v = [x for x in (ratio(k, c) for c in ("default", "p2p", "shm", "shm-copy")) if x is not None]
             return min(v) if v else None
         small = [k for k in rows2 if k[3] <= 4096]
         large = [k for k in rows2 if k[3] >= 1 << 20]
@@ -110,15 +142,23 @@ def write_table(rows, path):
                        f"{', '.join(f'{c} {fmt_bytes(b)}' for _, _, c, b in bw_ok) or 'none'}")
         summary.append(f"- {lib}, all rank counts: default selection slower than 1.05x native in {len(slow)} of "
                        f"{len(alln)} cells: {', '.join(f'{c} {fmt_bytes(b)} @{n}' for _, n, c, b in slow) or 'none'}")
+    loads = [l for r in rows if r.get("run") == "this" for l in r.get("load", [])]
+    if loads:
+        summary.append(f"- load average (1 min) during this run: {min(loads):.1f} to {max(loads):.1f} on {os.cpu_count()} cores")
+    if any(r.get("run") == "previous" for r in rows):
+        summary.append("- rows of " + ", ".join(sorted({f"{r['lib']} {r['ranks']} ranks" for r in rows if r.get("run") == "previous"}))
+                       + " are kept from the previous run (before single copy and the blocking fast path)")
     with open(path, "w") as f:
         f.write("<!-- generated by bench/coll/run.py; ratios are Caracal time / native time (< 1 is faster) -->\n")
         f.write("# Caracal collectives vs native (bench/coll)\n\n")
         f.write("Columns: `native us` = native library, microseconds per call (median of repeats; each call\n"
-                "between native barriers, slowest rank). `default`, `p2p`, `shm` = Caracal time / native time\n"
-                "with the default selection, forced point-to-point algorithms, forced node-level shared\n"
-                "memory. Where the default selection is `native` (barrier; bcast/reduce outside 2-8 KiB;\n"
-                "allreduce outside 2-64 KiB) the `default` column times the same native code twice, so its\n"
-                "spread is the noise floor of the machine at the time of the run: read every ratio against it.\n\n")
+                "between native barriers, slowest rank; with --repeat, the median over repeated interleaved\n"
+                "runs, and each ratio the median of the per-run ratios). `default`, `p2p`, `shm`, `shm-copy` = Caracal time /\n"
+                "native time with the default selection, forced point-to-point algorithms, forced node-level\n"
+                "shared memory (single copy from CARACAL_SHM_CMA_MIN where the kernel allows it), and forced\n"
+                "shared memory with copy-in/copy-out only. Where the default selection is `native` the\n"
+                "`default` column times the same native code twice, so its spread is the noise floor of the\n"
+                "machine at the time of the run: read every ratio against it.\n\n")
         f.write("\n".join(lines) + "\n" + "\n".join(summary) + "\n")
 
 

@@ -59,6 +59,16 @@ static int applies(caracal_coll c, MPI_Comm comm, int count, MPI_Datatype dt, in
     if (!caracal_select(c, size, (size_t)count * (size_t)typesize, choice))
         goto native;
     *h = caracal_hier_get(comm);
+    if (!strcmp(choice->top.alg, "shm")) {
+        /* comm rule `shm`: only where the whole communicator is one shared-memory group (the
+         * hierarchy and the segment's setup are agreed by every rank), and only for operators
+         * the shm steps combine (non-commutative ones would run flat point-to-point) */
+        int commute = 1;
+        if (c == CARACAL_REDUCE || c == CARACAL_ALLREDUCE)
+            PMPI_Op_commutative(op, &commute);
+        if ((*h)->nlevels != 1 || !caracal_shm_usable(*h, 0) || !commute)
+            goto native;
+    }
     if (log_algo) { /* the schedule, and the primitive of each level */
         char param[16] = "", levels[160] = "";
         if (choice->top.param)
@@ -89,6 +99,23 @@ native:
     return 0;
 }
 
+/* A blocking call on a communicator whose hierarchy is one shared-memory node level can
+ * skip schedules and requests (bcol/shm fast path). Non-commutative operators run flat
+ * point-to-point on every rank (ml/), so they never come here. */
+static int shm_now(caracal_hier *h, const caracal_choice *ch, int kind, const void *src, void *dst, int count,
+                   MPI_Datatype dt, MPI_Op op, int root)
+{
+    if (!h->shm || h->nlevels != 1 || strcmp(caracal_select_level(ch, h->level[0].kind, h->level[0].size).alg, "shm"))
+        return 0;
+    if (kind == 1 || kind == 2) {
+        int commute = 1;
+        PMPI_Op_commutative(op, &commute);
+        if (!commute)
+            return 0;
+    }
+    return caracal_shm_now(h, kind, src, dst, count, dt, op, root);
+}
+
 static int run(caracal_task *t, MPI_Request *request)
 {
     return request ? caracal_request_start(t, request, NULL, NULL) : caracal_request_run(t, NULL, NULL);
@@ -101,6 +128,8 @@ static int barrier(MPI_Comm comm, MPI_Request *request)
     if (!applies(CARACAL_BARRIER, comm, 0, MPI_BYTE, MPI_PROC_NULL, MPI_SUM, &ch, &h))
         return request ? PMPI_Ibarrier(comm, request) : PMPI_Barrier(comm);
     caracal_ml_args a = {h, &ch, caracal_hier_next_tag(h)};
+    if (!request && shm_now(h, &ch, 5, NULL, NULL, 0, MPI_BYTE, MPI_OP_NULL, 0))
+        return MPI_SUCCESS;
     return run(caracal_ml_barrier(&a), request);
 }
 
@@ -113,7 +142,9 @@ static int bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
     caracal_hier *h;
     if (root == MPI_PROC_NULL || !applies(CARACAL_BCAST, comm, count, dt, root, MPI_SUM, &ch, &h))
         return request ? PMPI_Ibcast(buf, count, dt, root, comm, request) : PMPI_Bcast(buf, count, dt, root, comm);
-    caracal_ml_args a = {h, &ch, caracal_hier_next_tag(h)};
+    caracal_ml_args a = {h, &ch, caracal_hier_next_tag(h)}; /* every rank, fast path or not: tags stay in step */
+    if (!request && shm_now(h, &ch, 0, buf, buf, count, dt, MPI_OP_NULL, root))
+        return MPI_SUCCESS;
     return run(caracal_ml_bcast(&a, buf, count, dt, root), request);
 }
 
@@ -135,8 +166,10 @@ static int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt
     if (root == MPI_PROC_NULL || !applies(CARACAL_REDUCE, comm, count, dt, root, op, &ch, &h))
         return request ? PMPI_Ireduce(sendbuf, recvbuf, count, dt, op, root, comm, request)
                        : PMPI_Reduce(sendbuf, recvbuf, count, dt, op, root, comm);
-    caracal_ml_args a = {h, &ch, caracal_hier_next_tag(h)};
     const void *src = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    caracal_ml_args a = {h, &ch, caracal_hier_next_tag(h)};
+    if (!request && shm_now(h, &ch, 1, src, recvbuf, count, dt, op, root))
+        return MPI_SUCCESS;
     return run(caracal_ml_reduce(&a, src, recvbuf, count, dt, op, root), request);
 }
 
@@ -159,8 +192,10 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
     if (!applies(CARACAL_ALLREDUCE, comm, count, dt, MPI_PROC_NULL, op, &ch, &h))
         return request ? PMPI_Iallreduce(sendbuf, recvbuf, count, dt, op, comm, request)
                        : PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm);
-    caracal_ml_args a = {h, &ch, caracal_hier_next_tag(h)};
     const void *src = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    caracal_ml_args a = {h, &ch, caracal_hier_next_tag(h)};
+    if (!request && shm_now(h, &ch, 2, src, recvbuf, count, dt, op, MPI_PROC_NULL))
+        return MPI_SUCCESS;
     return run(caracal_ml_allreduce(&a, src, recvbuf, count, dt, op), request);
 }
 

@@ -1,6 +1,7 @@
 /* The selection tables and their interpreter. */
 #define _GNU_SOURCE
 #include "select.h"
+#include <mpi.h>
 #include "config.h"
 #include "log.h"
 #include <ctype.h>
@@ -11,18 +12,31 @@
 const char *const caracal_coll_names[CARACAL_NCOLL] = {"barrier", "bcast", "reduce", "allreduce"};
 
 /* Default selection, one line per collective, from bench/coll (results and the
- * reasoning in bench/results/coll.md): on this class of machine (one node, few cores)
- * Caracal's shared-memory primitives beat the native library only between its eager
- * and rendezvous regimes (2-8 KiB; allreduce up to 64 KiB), where the native library's
- * point-to-point protocol switch costs most;
- * everything else goes native, so that no default is slower than the native library.
- * Edit here or override with CARACAL_<COLL> (same grammar, tried first). */
+ * reasoning in bench/results/coll.md, coll-assessment.md). Two ranks sharing a node
+ * (comm rule `shm`: the whole communicator is one shared-memory group, else native) run
+ * the shm steps where they measured faster than the native library in repeated runs:
+ * small messages on the blocking inline path; large allreduce on single copy. The
+ * measurements differ per library, so the defaults do too (the library is fixed at build
+ * time). Larger communicators (4 and 8 ranks, oversubscribed here) use shm primitives
+ * only between the native library's eager and rendezvous regimes, and with Open MPI only
+ * in the cells that were faster in both the earlier and this branch's run (bcast 2-8 KiB
+ * up to 5 ranks, reduce 2-8 KiB from 6, allreduce 16-64 KiB). Everything else goes
+ * native, so that no default is slower than the native library. Edit here or override with CARACAL_<COLL> (same grammar, tried first). */
+#if defined(MPICH_VERSION)
+static const char *const defaults[CARACAL_NCOLL] = {
+    [CARACAL_BARRIER]   = "shm#2 native",
+    [CARACAL_BCAST]     = "shm@-8k#2 node/shm@2k-8k knomial:2@2k-8k native",
+    [CARACAL_REDUCE]    = "shm#2 node/shm@2k-8k knomial:2@2k-8k native",
+    [CARACAL_ALLREDUCE] = "shm#2 node/shm@2k-64k recdbl:2@2k-64k native",
+};
+#else
 static const char *const defaults[CARACAL_NCOLL] = {
     [CARACAL_BARRIER]   = "native",
-    [CARACAL_BCAST]     = "node/shm@2k-8k knomial:2@2k-8k native",
-    [CARACAL_REDUCE]    = "node/shm@2k-8k knomial:2@2k-8k native",
-    [CARACAL_ALLREDUCE] = "node/shm@2k-64k recdbl:2@2k-64k native",
+    [CARACAL_BCAST]     = "shm@-8k#2 node/shm@2k-8k knomial:2@2k-8k#3-6 native",
+    [CARACAL_REDUCE]    = "shm@-8k#2 node/shm@2k-8k knomial:2@2k-8k#6- native",
+    [CARACAL_ALLREDUCE] = "shm#2 node/shm@16k-64k recdbl:2@16k-64k native",
 };
+#endif
 static const int setting_of[CARACAL_NCOLL] = {CARACAL_SET_BARRIER, CARACAL_SET_BCAST, CARACAL_SET_REDUCE,
                                               CARACAL_SET_ALLREDUCE};
 
@@ -140,8 +154,21 @@ void caracal_select_setup(void)
 
 static int in(long long x, long long lo, long long hi) { return x >= lo && (hi < 0 || x < hi); }
 
+/* Applications repeat the same call: remember the last answer per collective, so a repeat
+ * costs a comparison instead of a walk over the rules (per-call overhead is what small
+ * messages pay for). */
+static struct {
+    int valid, size, ret;
+    size_t bytes;
+    caracal_choice choice;
+} last[CARACAL_NCOLL];
+
 int caracal_select(caracal_coll coll, int comm_size, size_t bytes, caracal_choice *choice)
 {
+    if (last[coll].valid && last[coll].size == comm_size && last[coll].bytes == bytes) {
+        *choice = last[coll].choice;
+        return last[coll].ret;
+    }
     caracal_select_setup();
     choice->coll = coll;
     choice->bytes = bytes;
@@ -154,7 +181,13 @@ int caracal_select(caracal_coll coll, int comm_size, size_t bytes, caracal_choic
         choice->top = r->alg;
         break;
     }
-    return strcmp(choice->top.alg, "native") != 0;
+    int ret = strcmp(choice->top.alg, "native") != 0;
+    last[coll].choice = *choice;
+    last[coll].size = comm_size;
+    last[coll].bytes = bytes;
+    last[coll].ret = ret;
+    last[coll].valid = 1;
+    return ret;
 }
 
 caracal_alg caracal_select_level(const caracal_choice *choice, const char *kind, int n)

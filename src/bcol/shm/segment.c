@@ -9,7 +9,42 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/uio.h>
 #include <unistd.h>
+
+/* A value every member can read in every other member's address space: the single-copy
+ * test reads it through process_vm_readv. */
+static const uint64_t cma_magic = 0x63617261636d6121ull;
+
+static int cma_read_ok(const caracal_shm_seg *s, int r)
+{
+    uint64_t v = 0;
+    struct iovec local = {&v, sizeof v}, remote = {(void *)(uintptr_t)s->info[r].probe, sizeof v};
+    return process_vm_readv((pid_t)s->info[r].pid, &local, 1, &remote, 1, 0) == (ssize_t)sizeof v && v == cma_magic;
+}
+
+/* Single copy needs the kernel's permission to read a peer's memory (Yama ptrace_scope,
+ * same user namespace and credentials, CONFIG_CROSS_MEMORY_ATTACH). Find out once, by
+ * doing it, and agree: a step must take the same protocol on every member. */
+static void cma_setup(caracal_shm_seg *s, MPI_Comm comm)
+{
+    const char *mode = caracal_setting_str(CARACAL_SET_SHM_CMA);
+    int want = strcmp(mode, "0") && strcmp(mode, "off") && strcmp(mode, "no");
+    s->cma_min = (size_t)caracal_setting_int(CARACAL_SET_SHM_CMA_MIN);
+    s->cma_reduce = (int)caracal_setting_int(CARACAL_SET_SHM_CMA_REDUCE);
+    s->info[s->me].pid = (int64_t)getpid();
+    s->info[s->me].probe = (uint64_t)(uintptr_t)&cma_magic;
+    PMPI_Barrier(comm); /* every member has published pid and probe address */
+    int ok = want;
+    for (int r = 0; ok && r < s->n; r++)
+        if (r != s->me)
+            ok = cma_read_ok(s, r);
+    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+    s->cma = ok;
+    if (want && !ok && s->me == 0 && strcmp(mode, "auto"))
+        caracal_warn("shared memory: process_vm_readv is not permitted here; large messages use copy-in/copy-out");
+    caracal_log("init", "node segment: single copy %s", ok ? "on" : "off");
+}
 
 void caracal_shm_hier_setup(caracal_hier *h)
 {
@@ -27,7 +62,7 @@ void caracal_shm_hier_setup(caracal_hier *h)
     if (slot < 4096)
         slot = 4096;
     slot = (slot + 63) & ~(size_t)63;
-    size_t bytes = 2 * (size_t)n * 64 + 2 * (size_t)n * slot;
+    size_t bytes = 3 * (size_t)n * 64 + 2 * (size_t)n * slot;
     char name[64] = "";
     int fd = -1;
     if (me == 0) {
@@ -69,7 +104,9 @@ void caracal_shm_hier_setup(caracal_hier *h)
     s->slot = slot;
     s->posted = (caracal_shm_flag *)base;
     s->ack = s->posted + n;
-    s->data = (char *)(s->ack + n);
+    s->info = (caracal_shm_info *)(s->ack + n);
+    s->data = (char *)(s->info + n);
+    cma_setup(s, lv->comm);
     h->shm = s;
 }
 
@@ -79,6 +116,8 @@ void caracal_shm_hier_free(caracal_hier *h)
     if (!s)
         return;
     munmap(s->base, s->bytes);
+    free(s->scratch[0]);
+    free(s->scratch[1]);
     free(s);
     h->shm = NULL;
 }
@@ -87,4 +126,14 @@ int caracal_shm_usable(caracal_hier *h, int l)
 {
     caracal_shm_seg *s = h->shm;
     return s && s->level == l;
+}
+
+void *caracal_shm_scratch(caracal_shm_seg *s, int i, size_t bytes)
+{
+    if (s->scratch_bytes[i] < bytes) {
+        free(s->scratch[i]);
+        s->scratch[i] = malloc(bytes);
+        s->scratch_bytes[i] = bytes;
+    }
+    return s->scratch[i];
 }

@@ -25,6 +25,11 @@ caracal_task *caracal_shm_reduce(caracal_hier *h, const void *src, void *dst, in
                                  MPI_Op op, int root);
 caracal_task *caracal_shm_allreduce(caracal_hier *h, const void *src, void *dst, int count, MPI_Datatype dt,
                                     MPI_Op op);
+/** Blocking bcast (kind 0), reduce (1), allreduce (2) or barrier (5) run inline on the node segment when
+ *  it is the whole hierarchy and the data is small and contiguous; returns 0 (nothing done)
+ *  otherwise. Interoperates with members that take the task path. */
+int caracal_shm_now(caracal_hier *h, int kind, const void *src, void *dst, int count, MPI_Datatype dt, MPI_Op op,
+                    int root);
 caracal_task *caracal_shm_fanin(caracal_hier *h);
 caracal_task *caracal_shm_fanout(caracal_hier *h);
 caracal_task *caracal_shm_barrier(caracal_hier *h);

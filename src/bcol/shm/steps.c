@@ -5,8 +5,11 @@
  *   allreduce everybody copies in, then every member combines all slots in rank order
  *             (one step instead of reduce + bcast: latency-optimal for small groups);
  *   fan-in, fan-out, barrier: zero-byte steps.
- * Any datatype: contiguous data is copied, other layouts are packed locally. */
+ * Any datatype: contiguous data is copied, other layouts are packed locally.
+ * From CARACAL_SHM_CMA_MIN bytes, where the kernel allows it, bcast/reduce/allreduce take
+ * the single-copy steps of single_copy.c instead. */
 #include "segment.h"
+#include "single_copy.h"
 #include "dtype.h"
 #include <stdlib.h>
 #include <string.h>
@@ -69,9 +72,10 @@ static void copy_out(shm_task *t, char *to, const char *slot, int n)
 static void combine(shm_task *t, uint64_t step, char *to, int n)
 {
     caracal_shm_seg *s = t->seg;
-    copy_out(t, to, caracal_shm_slot(s, s->n - 1, step), n);
+    size_t nb = (size_t)n * t->tsize;
+    copy_out(t, to, caracal_shm_data(s, s->n - 1, step, nb), n);
     for (int r = s->n - 2; r >= 0; r--) {
-        char *in = caracal_shm_slot(s, r, step);
+        char *in = caracal_shm_data(s, r, step, nb);
         if (!t->contig) {
             copy_out(t, t->tmp, in, n);
             in = t->tmp;
@@ -91,10 +95,12 @@ static int progress(caracal_task *task)
             if (s->local_step != step - 1)
                 return CARACAL_TASK_PENDING; /* an earlier collective's step comes first */
             if (writes(t)) {
-                if (step > 2 && !all_at_least(s->ack, s->n, step - 2))
-                    return CARACAL_TASK_PENDING; /* the slot of step-2 is still being read */
+                size_t nb = (size_t)n * t->tsize;
+                uint64_t lag = t->kind <= K_ALLREDUCE && caracal_shm_is_inline(nb) ? 1 : 2;
+                if (step > lag && !all_at_least(s->ack, s->n, step - lag))
+                    return CARACAL_TASK_PENDING; /* my buffer of step-lag is still being read */
                 if (t->kind <= K_ALLREDUCE)
-                    copy_in(t, caracal_shm_slot(s, s->me, step), t->src + first * t->extent, n);
+                    copy_in(t, caracal_shm_data(s, s->me, step, nb), t->src + first * t->extent, n);
                 atomic_store_explicit(&s->posted[s->me].v, step, memory_order_release);
             }
             task->state = 1;
@@ -105,7 +111,7 @@ static int progress(caracal_task *task)
             if (s->me != t->root) {
                 if (atomic_load_explicit(&s->posted[t->root].v, memory_order_acquire) < step)
                     return CARACAL_TASK_PENDING;
-                copy_out(t, t->dst + first * t->extent, caracal_shm_slot(s, t->root, step), n);
+                copy_out(t, t->dst + first * t->extent, caracal_shm_data(s, t->root, step, (size_t)n * t->tsize), n);
             }
             break;
         case K_FANOUT:
@@ -145,6 +151,9 @@ static caracal_task *make(caracal_hier *h, int kind, const void *src, void *dst,
                           MPI_Op op, int root)
 {
     caracal_shm_seg *s = h->shm;
+    if (kind <= K_ALLREDUCE && (kind != K_REDUCE || s->cma_reduce) && caracal_shm_cma_applies(s, count, dt))
+        return caracal_shm_cma(s, kind == K_BCAST ? K_CMA_BCAST : kind == K_REDUCE ? K_CMA_REDUCE : K_CMA_ALLREDUCE,
+                               src, dst, count, dt, op, root);
     shm_task *t = calloc(1, sizeof *t);
     caracal_task_init(&t->task, "shm", progress, destroy);
     static const char *names[] = {"bcast_shm", "reduce_shm", "allreduce_shm", "fanin_shm", "fanout_shm",
@@ -193,3 +202,77 @@ caracal_task *caracal_shm_allreduce(caracal_hier *h, const void *src, void *dst,
 caracal_task *caracal_shm_fanin(caracal_hier *h) { return make(h, K_FANIN, NULL, NULL, 0, MPI_BYTE, MPI_OP_NULL, 0); }
 caracal_task *caracal_shm_fanout(caracal_hier *h) { return make(h, K_FANOUT, NULL, NULL, 0, MPI_BYTE, MPI_OP_NULL, 0); }
 caracal_task *caracal_shm_barrier(caracal_hier *h) { return make(h, K_BARRIER, NULL, NULL, 0, MPI_BYTE, MPI_OP_NULL, 0); }
+
+/* The blocking fast path: the same step protocol as progress() above (so members on the
+ * task path and members here interoperate), run inline without a task, a schedule or a
+ * request: a handful of cache-line writes and reads plus the copies. Only when nothing
+ * else is in flight (steps run in order), the node level is the whole hierarchy, the data
+ * fits one slot and is contiguous; otherwise the caller takes the task path. */
+static int fast_contig(MPI_Datatype dt)
+{
+    return dt == MPI_INT || dt == MPI_DOUBLE || dt == MPI_BYTE || dt == MPI_CHAR || dt == MPI_FLOAT ||
+           dt == MPI_LONG || dt == MPI_UNSIGNED || dt == MPI_LONG_LONG || dt == MPI_UNSIGNED_LONG ||
+           dt == MPI_UINT64_T || dt == MPI_INT64_T || dt == MPI_INT32_T || dt == MPI_UINT8_T;
+}
+
+static void wait_until(int (*ready)(caracal_shm_seg *, uint64_t, int), caracal_shm_seg *s, uint64_t v, int who)
+{
+    unsigned spins = 0;
+    while (!ready(s, v, who))
+        caracal_backoff(&spins);
+}
+static int acks_from_all(caracal_shm_seg *s, uint64_t v, int who) { (void)who; return all_at_least(s->ack, s->n, v); }
+static int posted_by_all(caracal_shm_seg *s, uint64_t v, int who) { (void)who; return all_at_least(s->posted, s->n, v); }
+static int posted_by(caracal_shm_seg *s, uint64_t v, int who)
+{
+    return atomic_load_explicit(&s->posted[who].v, memory_order_acquire) >= v;
+}
+
+int caracal_shm_now(caracal_hier *h, int kind, const void *src, void *dst, int count, MPI_Datatype dt, MPI_Op op,
+                    int root)
+{
+    caracal_shm_seg *s = h->shm;
+    if (!s || h->nlevels != 1 || s->level != 0 || caracal_active_requests)
+        return 0;
+    if (kind == K_BARRIER) { /* a zero-byte step: post, wait for everybody's post, acknowledge */
+        uint64_t step = ++s->next_step;
+        if (step > 2)
+            wait_until(acks_from_all, s, step - 2, 0);
+        atomic_store_explicit(&s->posted[s->me].v, step, memory_order_release);
+        wait_until(posted_by_all, s, step, 0);
+        atomic_store_explicit(&s->ack[s->me].v, step, memory_order_release);
+        s->local_step = step;
+        return 1;
+    }
+    if (count <= 0 || !fast_contig(dt))
+        return 0;
+    size_t tsize = caracal_type_size(dt), bytes = tsize * (size_t)count;
+    if (bytes > s->slot || caracal_shm_cma_applies(s, count, dt))
+        return 0;
+    if (kind != K_BCAST)
+        root = kind == K_ALLREDUCE ? 0 : root;
+    root = caracal_hier_group_root(h, 0, root);
+    uint64_t step = ++s->next_step;
+    int me = s->me;
+    uint64_t lag = caracal_shm_is_inline(bytes) ? 1 : 2;
+    if (kind != K_BCAST || me == root) { /* write: my buffer of step-lag must have been read */
+        if (step > lag)
+            wait_until(acks_from_all, s, step - lag, 0);
+        memcpy(caracal_shm_data(s, me, step, bytes), src, bytes);
+        atomic_store_explicit(&s->posted[me].v, step, memory_order_release);
+    }
+    if (kind == K_BCAST) {
+        if (me != root) {
+            wait_until(posted_by, s, step, root);
+            memcpy(dst, caracal_shm_data(s, root, step, bytes), bytes);
+        }
+    } else if (kind == K_ALLREDUCE || me == root) {
+        wait_until(posted_by_all, s, step, 0);
+        memcpy(dst, caracal_shm_data(s, s->n - 1, step, bytes), bytes);
+        for (int r = s->n - 2; r >= 0; r--)
+            PMPI_Reduce_local(caracal_shm_data(s, r, step, bytes), dst, count, dt, op);
+    }
+    atomic_store_explicit(&s->ack[me].v, step, memory_order_release);
+    s->local_step = step;
+    return 1;
+}
