@@ -28,8 +28,8 @@ CONFIGS = ("native", "preload", "profile")
 # Whole-run workloads: (name, program, args). Sized to run a few seconds at 2 ranks.
 WORKLOADS = [
     ("asp", "asp", ["1536"]),
-    ("halo", "halo", ["96", "96", "96", "200"]),
-    ("records", "records", []),
+    ("halo", "halo", ["-n", "160", "160", "160", "400"]),
+    ("records", "records", ["-n", "20000"]),
 ]
 
 
