@@ -48,3 +48,11 @@ MPI_Aint caracal_type_offset(MPI_Datatype dt, MPI_Aint i)
     PMPI_Type_get_extent(dt, &lb, &extent);
     return i * extent;
 }
+
+int caracal_type_is_contiguous(MPI_Datatype dt, MPI_Aint *extent)
+{
+    MPI_Aint lb, tlb, textent;
+    PMPI_Type_get_extent(dt, &lb, extent);
+    PMPI_Type_get_true_extent(dt, &tlb, &textent);
+    return (MPI_Aint)caracal_type_size(dt) == *extent && textent == *extent && lb == 0 && tlb == 0;
+}

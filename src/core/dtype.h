@@ -13,6 +13,9 @@ void *caracal_type_alloc(int count, MPI_Datatype dt, void **base);
 void caracal_type_copy(void *dst, const void *src, int count, MPI_Datatype dt);
 /** Size of one element's data in bytes (MPI_Type_size). */
 size_t caracal_type_size(MPI_Datatype dt);
+/** Whether `dt` is plain contiguous bytes (size == extent == true extent, zero lower
+ *  bounds), so a buffer of it can be copied with memcpy; *extent receives its extent. */
+int caracal_type_is_contiguous(MPI_Datatype dt, MPI_Aint *extent);
 /** Byte offset of element `i` (i * extent). */
 MPI_Aint caracal_type_offset(MPI_Datatype dt, MPI_Aint i);
 

@@ -239,10 +239,7 @@ caracal_task *caracal_shm_cma(caracal_shm_seg *s, int kind, const void *src, voi
     t->dt = dt;
     t->op = op;
     t->tsize = caracal_type_size(dt);
-    MPI_Aint lb, tlb, textent;
-    PMPI_Type_get_extent(dt, &lb, &t->extent);
-    PMPI_Type_get_true_extent(dt, &tlb, &textent);
-    t->contig = (MPI_Aint)t->tsize == t->extent && textent == t->extent && lb == 0 && tlb == 0;
+    t->contig = caracal_type_is_contiguous(dt, &t->extent);
     t->per = (int)(PIECE / t->tsize > 0 ? PIECE / t->tsize : 1);
     if (t->contig) {
         t->psrc = (char *)src;

@@ -168,10 +168,7 @@ static caracal_task *make(caracal_hier *h, int kind, const void *src, void *dst,
     t->dt = dt;
     t->op = op;
     t->tsize = caracal_type_size(dt);
-    MPI_Aint lb, tlb, textent;
-    PMPI_Type_get_extent(dt, &lb, &t->extent);
-    PMPI_Type_get_true_extent(dt, &tlb, &textent);
-    t->contig = (MPI_Aint)t->tsize == t->extent && textent == t->extent && lb == 0 && tlb == 0;
+    t->contig = caracal_type_is_contiguous(dt, &t->extent);
     t->per = t->tsize ? (int)(s->slot / t->tsize) : count;
     if (t->per < 1)
         t->per = 1;
