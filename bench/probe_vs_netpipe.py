@@ -9,7 +9,7 @@ over rounds at the sizes both measured, and the ratios caracal/NetPIPE.
 
 Writes bench/results/probe-vs-netpipe.{md,json,png}.
 
-    .venv/bin/python bench/probe_vs_netpipe.py [--rounds 3] [--max 8M]
+    .venv/bin/python bench/probe_vs_netpipe.py [--rounds 3] [--max 8M] [--probe-buffers one|two]
 """
 import argparse
 import json
@@ -53,11 +53,11 @@ def run_netpipe(lo, hi, timeout):
     return wall, curve
 
 
-def run_probe(lo, hi, timeout):
+def run_probe(lo, hi, timeout, extra):
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / "probe.json"
         cmd = [sys.executable, "-m", "caracal", "probe", "--mpi", "openmpi", "--mode", "pingpong",
-               "--min", str(lo), "--max", str(hi), "--json", str(out)]
+               "--min", str(lo), "--max", str(hi), "--json", str(out)] + extra
         t0 = time.monotonic()
         subprocess.run(cmd, check=True, timeout=timeout, stdout=subprocess.DEVNULL,
                        env=dict(os.environ, PYTHONPATH=str(ROOT / "python")))
@@ -80,6 +80,8 @@ def main():
     ap.add_argument("--max", default="8M")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
     ap.add_argument("--timeout", type=float, default=1800)
+    ap.add_argument("--probe-buffers", choices=("one", "two"), default="one",
+                    help="one: --one-buffer, NetPIPE's own cache mode (default); two: probe's default")
     a = ap.parse_args()
     lo, hi = parse_bytes("--min", a.min), parse_bytes("--max", a.max)
     rounds = []
@@ -91,12 +93,14 @@ def main():
             if tool == "netpipe":
                 rec["netpipe_wall"], rec["netpipe"] = run_netpipe(lo, hi, a.timeout)
             else:
-                rec["probe_wall"], rec["probe"], lib = run_probe(lo, hi, a.timeout)
+                extra = ["--one-buffer"] if a.probe_buffers == "one" else []
+                rec["probe_wall"], rec["probe"], lib = run_probe(lo, hi, a.timeout, extra)
             print(f"round {r + 1}/{a.rounds}: {tool} {rec[tool + '_wall']:.1f} s", file=sys.stderr)
         rounds.append(rec)
 
     res = {"schema": "caracal.bench-result/1", "name": "probe-vs-netpipe", "created": now_iso(),
            "machine": machine(), "mpi_library": lib, "rounds": a.rounds, "min": lo, "max": hi,
+           "probe_buffers": a.probe_buffers,
            "wall_seconds": {t: [r[t + "_wall"] for r in rounds] for t in ("netpipe", "probe")}}
     lat = {t: median_curve([r[t] for r in rounds], "latency_us") for t in ("netpipe", "probe")}
     bw = {t: median_curve([r[t] for r in rounds], "bandwidth_MBps") for t in ("netpipe", "probe")}
@@ -110,6 +114,14 @@ def main():
                                      "ratio": lat["probe"][s] / lat["netpipe"][s]} for s in small}
     res["large_bandwidth"] = {str(s): {"netpipe_MBps": bw["netpipe"][s], "probe_MBps": bw["probe"][s],
                                        "ratio": bw["probe"][s] / bw["netpipe"][s]} for s in large}
+    # each tool's own spread over rounds (max/min) at the anchor sizes: a ratio
+    # between the tools means little where either disagrees with itself more
+    for key, field, sizes in (("latency_us", "small_latency", small), ("bandwidth_MBps", "large_bandwidth", large)):
+        for s in sizes:
+            for t in ("netpipe", "probe"):
+                v = [r[t][s][key] for r in rounds if s in r[t]]
+                res[field][str(s)][t + "_rounds"] = v
+                res[field][str(s)][t + "_spread"] = max(v) / min(v)
     res["small_latency_ratio_median"] = statistics.median(v["ratio"] for v in res["small_latency"].values())
     res["large_bandwidth_ratio_median"] = statistics.median(v["ratio"] for v in res["large_bandwidth"].values())
     wn, wp = statistics.median(res["wall_seconds"]["netpipe"]), statistics.median(res["wall_seconds"]["probe"])
@@ -157,14 +169,21 @@ def markdown(res):
          f"Created {res['created']} by `bench/probe_vs_netpipe.py`.", "",
          f"{res['rounds']} rounds, alternating which tool runs first; every number below is the "
          f"median over rounds (each tool itself reports the best of its trials per size). "
-         f"Sizes compared: the {len(res['common_sizes'])} both tools measured.", "",
-         "## Small-message latency (us)", "", "| bytes | NetPIPE | caracal probe | ratio |", "|---:|---:|---:|---:|"]
+         f"Sizes compared: the {len(res['common_sizes'])} both tools measured. "
+         + ("caracal probe ran with `--one-buffer` (send from and receive into one buffer per rank, "
+            "as NetPIPE's default mode does). " if res.get("probe_buffers") == "one" else "")
+         + "Spread = a tool's max/min over the rounds at that size.", "",
+         "## Small-message latency (us)", "", "| bytes | NetPIPE | caracal probe | ratio | NetPIPE spread | probe spread |",
+         "|---:|---:|---:|---:|---:|---:|"]
     for s, v in res["small_latency"].items():
-        L.append(f"| {s} | {v['netpipe_us']:.3f} | {v['probe_us']:.3f} | {v['ratio']:.3f} |")
+        L.append(f"| {s} | {v['netpipe_us']:.3f} | {v['probe_us']:.3f} | {v['ratio']:.3f} "
+                 f"| {v.get('netpipe_spread', 0):.2f} | {v.get('probe_spread', 0):.2f} |")
     L += ["", f"Median ratio: **{res['small_latency_ratio_median']:.3f}**", "",
-          "## Large-message bandwidth (MB/s)", "", "| bytes | NetPIPE | caracal probe | ratio |", "|---:|---:|---:|---:|"]
+          "## Large-message bandwidth (MB/s)", "", "| bytes | NetPIPE | caracal probe | ratio | NetPIPE spread | probe spread |",
+         "|---:|---:|---:|---:|---:|---:|"]
     for s, v in res["large_bandwidth"].items():
-        L.append(f"| {s} | {v['netpipe_MBps']:.0f} | {v['probe_MBps']:.0f} | {v['ratio']:.3f} |")
+        L.append(f"| {s} | {v['netpipe_MBps']:.0f} | {v['probe_MBps']:.0f} | {v['ratio']:.3f} "
+                 f"| {v.get('netpipe_spread', 0):.2f} | {v.get('probe_spread', 0):.2f} |")
     wn, wp = res["wall_seconds"]["netpipe"], res["wall_seconds"]["probe"]
     L += ["", f"Median ratio: **{res['large_bandwidth_ratio_median']:.3f}**", "",
           "## Wall time of one sweep (s)", "", "| round | first | NetPIPE | caracal probe |", "|---:|---|---:|---:|"]

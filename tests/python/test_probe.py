@@ -67,7 +67,7 @@ def test_integrity_catches_injected_corruption(cli, mpi, tmp_path, extra):
 
 
 @pytest.mark.parametrize("mode,extra", [
-    ("pingpong", []), ("pingpong", ["--nocache"]), ("stream", ["--window", "4"]), ("bidir", []),
+    ("pingpong", []), ("pingpong", ["--nocache"]), ("pingpong", ["--one-buffer"]), ("stream", ["--window", "4"]), ("bidir", []),
     ("put", ["--sync", "fence"]), ("put", ["--sync", "lock"]), ("get", ["--sync", "fence"]),
     ("get", ["--sync", "lock"]),
 ])
@@ -82,6 +82,7 @@ def test_timed_modes_produce_valid_documents(cli, mpi, tmp_path, mode, extra):
         assert pt["latency_us"] > 0 and pt["bandwidth_MBps"] > 0
         assert pt["latency_us"] <= pt["latency_us_median"]  # best of the trials is never worse
         assert pt["reps"] >= 2
+    assert doc["options"].get("one_buffer", False) == ("--one-buffer" in extra)
 
 
 def test_multipair_four_ranks(cli, mpi, tmp_path):
@@ -138,6 +139,8 @@ def test_schema_rejects_broken_documents(cli, tmp_path):
     (["--budget", "0"], "--budget"),
     (["-n", "1"], "at least 2 ranks"),
     (["--sync", "lock"], "--sync belongs"),
+    (["--mode", "stream", "--one-buffer"], "--one-buffer belongs"),
+    (["--nocache", "--one-buffer"], "--one-buffer belongs"),
 ])
 def test_bad_arguments_one_line_exit_2(cli, args, msg):
     p = cli("probe", *args)

@@ -44,6 +44,7 @@ int probe_buf_init(struct probe_buf *b, size_t region, size_t maxsize, int nocac
     b->stride = want;
     b->nslots = 1;
     b->next = 0;
+    b->rotate = nocache;
     return 0;
 }
 
@@ -52,7 +53,9 @@ void probe_buf_layout(struct probe_buf *b, size_t size)
     size_t stride = (size + 63) & ~(size_t)63;
     if (stride == 0)
         stride = 64;
-    b->nslots = b->bytes / stride;
+    /* Cache mode must keep to one slot: walking the whole region (sized for the
+     * largest message) would make every small message a cache miss. */
+    b->nslots = b->rotate ? b->bytes / stride : 1;
     if (b->nslots < 1)
         b->nslots = 1;
     b->stride = stride;

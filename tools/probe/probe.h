@@ -16,6 +16,7 @@ struct probe_opts {
     int per_octave;         /* base points per doubling */
     int perturb;            /* +-bytes around each base point, 0 = off */
     int nocache;            /* rotate buffers through more memory than the LLC */
+    int one_buffer;         /* pingpong: send from and receive into one buffer, as NetPIPE does */
     double budget;          /* seconds of measurement per size (all trials together) */
     int trials;             /* independent timed runs per size; best and median reported */
     long min_reps;          /* floor so large sizes are not starved */
@@ -35,6 +36,7 @@ struct probe_buf {
     size_t stride;          /* distance between slots */
     size_t nslots;
     size_t next;
+    int rotate;             /* 1 = --nocache: walk the slots; 0 = always slot 0 */
 };
 
 struct probe_ctx {

@@ -31,6 +31,8 @@ with NetPIPE's +-3 byte neighbours (--perturb N, --no-perturb). Each size gets
 --budget seconds split into --trials timed runs; the best run is the result,
 the median is kept too; --min-reps stops large sizes from being starved.
 --nocache rotates through buffers twice the size of the last-level cache.
+--one-buffer (pingpong) sends from and receives into one buffer per rank, as
+NetPIPE's default mode does; use it when comparing with NetPIPE.
 
 Raw TCP (no MPI on the data path): --transport tcp runs pingpong or stream over
 --streams K sockets, each message striped over all K; --bind ADDR (repeatable)
@@ -59,6 +61,8 @@ def add_arguments(p):
     p.add_argument("--perturb", type=int, default=3, metavar="B", help="also measure size+-B (default 3)")
     p.add_argument("--no-perturb", action="store_true", help="base sizes only")
     p.add_argument("--nocache", action="store_true", help="rotate buffers through 2x the last-level cache")
+    p.add_argument("--one-buffer", action="store_true",
+                   help="pingpong: one buffer per rank for send and receive (NetPIPE's way)")
     p.add_argument("--budget", type=float, default=0.05, metavar="S", help="seconds per size (default 0.05)")
     p.add_argument("--trials", type=int, default=5, metavar="T", help="timed runs per size (default 5)")
     p.add_argument("--min-reps", type=int, default=8, metavar="R", help="at least R repetitions per run (default 8)")
@@ -118,6 +122,8 @@ def validate(args):
         raise UsageError("--pairs belongs to --mode multipair")
     if args.mode not in ("put", "get") and args.sync != "fence":
         raise UsageError("--sync belongs to --mode put or get")
+    if args.one_buffer and (args.mode != "pingpong" or args.nocache or args.transport != "mpi"):
+        raise UsageError("--one-buffer belongs to --mode pingpong over MPI without --nocache")
     check_output_path(args.json, args.force)
 
 
@@ -129,6 +135,8 @@ def probe_argv(args):
          "--sync", args.sync, "--streams", str(args.streams)]
     if args.nocache:
         a.append("--nocache")
+    if args.one_buffer:
+        a.append("--one-buffer")
     if args.pairs:
         a += ["--pairs", str(args.pairs)]
     for b in args.bind:
@@ -144,6 +152,8 @@ def default_label(args):
         parts.append(args.sync)
     if args.nocache:
         parts.append("nocache")
+    if args.one_buffer:
+        parts.append("one buffer")
     if args.mode == "multipair":
         parts.append(f"{args.pairs or args.np // 2} pairs")
     return " ".join(parts)
@@ -199,6 +209,8 @@ def run(args):
     options = {"min": args.min_b, "max": args.max_b, "per_octave": args.per_octave,
                "perturb": 0 if args.no_perturb else args.perturb, "nocache": bool(args.nocache),
                "budget": args.budget, "trials": args.trials, "min_reps": args.min_reps}
+    if args.one_buffer:
+        options["one_buffer"] = True
     if args.mode in ("stream", "multipair"):
         options["window"] = args.window
     if args.mode in ("put", "get"):
