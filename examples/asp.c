@@ -11,6 +11,7 @@
  * computes the same answer. For n <= check-max rank 0 gathers the result and
  * compares it with a serial Floyd-Warshall; a mismatch exits with status 1. */
 #include <mpi.h>
+#include "example_args.h"
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
@@ -34,27 +35,9 @@ static const char *usage =
 
 static int rank, nranks;
 
-/* One line on stderr from rank 0, then every rank leaves with status 2. */
 static int bad_usage(const char *fmt, const char *arg)
 {
-    if (rank == 0) {
-        fputs("asp: ", stderr);
-        fprintf(stderr, fmt, arg);
-        fputs(" (try asp -h)\n", stderr);
-    }
-    MPI_Finalize();
-    return 2;
-}
-
-static int parse_long(const char *s, long min, long max, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < min || v > max)
-        return -1;
-    *out = v;
-    return 0;
+    return example_bad_usage("asp", rank, fmt, arg);
 }
 
 static uint64_t mix(uint64_t x)
@@ -125,16 +108,16 @@ int main(int argc, char **argv)
         } else if (!strcmp(argv[a], "-s")) {
             if (a + 1 >= argc)
                 return bad_usage("missing value for %s", "-s");
-            if (parse_long(argv[++a], 0, LONG_MAX, &seed))
+            if (example_parse_long(argv[++a], 0, LONG_MAX, &seed))
                 return bad_usage("bad seed '%s', expected an integer >= 0", argv[a]);
         } else if (argv[a][0] == '-') {
             return bad_usage("unknown option '%s'", argv[a]);
         } else if (npos == 0) {
-            if (parse_long(argv[a], 1, N_MAX, &n))
+            if (example_parse_long(argv[a], 1, N_MAX, &n))
                 return bad_usage("bad n '%s', expected 1..65536", argv[a]);
             npos++;
         } else if (npos == 1) {
-            if (parse_long(argv[a], 0, LONG_MAX, &check_max))
+            if (example_parse_long(argv[a], 0, LONG_MAX, &check_max))
                 return bad_usage("bad check-max '%s', expected an integer >= 0", argv[a]);
             npos++;
         } else {

@@ -19,6 +19,7 @@
  * points that MPI_Allreduce adds in another order, so it is compared with a
  * relative tolerance of 1e-9. */
 #include <mpi.h>
+#include "example_args.h"
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -44,24 +45,7 @@ static int rank, nranks;
 
 static int bad_usage(const char *fmt, const char *arg)
 {
-    if (rank == 0) {
-        fputs("halo: ", stderr);
-        fprintf(stderr, fmt, arg);
-        fputs(" (try halo -h)\n", stderr);
-    }
-    MPI_Finalize();
-    return 2;
-}
-
-static int parse_long(const char *s, long min, long max, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < min || v > max)
-        return -1;
-    *out = v;
-    return 0;
+    return example_bad_usage("halo", rank, fmt, arg);
 }
 
 static double initial(long gi, long gj, long gk)
@@ -172,18 +156,18 @@ int main(int argc, char **argv)
         } else if (!strcmp(argv[a], "-r")) {
             if (a + 1 >= argc)
                 return bad_usage("missing value for %s", "-r");
-            if (parse_long(argv[++a], 1, INT_MAX, &every))
+            if (example_parse_long(argv[++a], 1, INT_MAX, &every))
                 return bad_usage("bad residual interval '%s', expected an integer >= 1", argv[a]);
         } else if (argv[a][0] == '-') {
             return bad_usage("unknown option '%s'", argv[a]);
         } else if (npos < 3) {
-            if (parse_long(argv[a], 1, 4096, &global[npos]))
+            if (example_parse_long(argv[a], 1, 4096, &global[npos]))
                 return bad_usage("bad grid size '%s', expected 1..4096", argv[a]);
             for (int d = (int)npos + 1; d < 3; d++)
                 global[d] = global[npos];
             npos++;
         } else if (npos == 3) {
-            if (parse_long(argv[a], 1, INT_MAX, &steps))
+            if (example_parse_long(argv[a], 1, INT_MAX, &steps))
                 return bad_usage("bad steps '%s', expected an integer >= 1", argv[a]);
             npos++;
         } else {

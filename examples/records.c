@@ -25,6 +25,7 @@
  * intact payload; the owner rejects a write whose payload is damaged or
  * whose version does not increase. A final pass reads every record back. */
 #include <mpi.h>
+#include "example_args.h"
 #include <errno.h>
 #include <limits.h>
 #include <sched.h>
@@ -56,30 +57,7 @@ static long served_reads, served_writes, bad_writes;
 
 static int bad_usage(const char *fmt, const char *arg)
 {
-    if (rank == 0) {
-        fputs("records: ", stderr);
-        fprintf(stderr, fmt, arg);
-        fputs(" (try records -h)\n", stderr);
-    }
-    MPI_Finalize();
-    return 2;
-}
-
-static int parse_long(const char *s, long min, long max, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || v < 0)
-        return -1;
-    if (*end == 'k' || *end == 'K')
-        v = v > LONG_MAX / 1024 ? -1 : v * 1024, end++;
-    else if (*end == 'm' || *end == 'M')
-        v = v > LONG_MAX / 1048576 ? -1 : v * 1048576, end++;
-    if (*end || v < min || v > max)
-        return -1;
-    *out = v;
-    return 0;
+    return example_bad_usage("records", rank, fmt, arg);
 }
 
 static uint64_t mix(uint64_t x)
@@ -254,23 +232,23 @@ int main(int argc, char **argv)
         const char *v = argv[++a];
         switch (opt[1]) {
         case 's':
-            if (parse_long(v, 16, 1L << 26, &rec_size) || rec_size % 8)
+            if (example_parse_long(v, 16, 1L << 26, &rec_size) || rec_size % 8)
                 return bad_usage("bad record size '%s', expected 16..64m bytes, a multiple of 8", v);
             break;
         case 'r':
-            if (parse_long(v, 1, 1L << 20, &rec_per_rank))
+            if (example_parse_long(v, 1, 1L << 20, &rec_per_rank))
                 return bad_usage("bad records per rank '%s', expected 1..1048576", v);
             break;
         case 'n':
-            if (parse_long(v, 0, LONG_MAX, &ops))
+            if (example_parse_long(v, 0, LONG_MAX, &ops))
                 return bad_usage("bad operation count '%s', expected an integer >= 0", v);
             break;
         case 'w':
-            if (parse_long(v, 0, 100, &write_pct))
+            if (example_parse_long(v, 0, 100, &write_pct))
                 return bad_usage("bad write percentage '%s', expected 0..100", v);
             break;
         case 'S':
-            if (parse_long(v, 0, LONG_MAX, &seed))
+            if (example_parse_long(v, 0, LONG_MAX, &seed))
                 return bad_usage("bad seed '%s', expected an integer >= 0", v);
             break;
         }
