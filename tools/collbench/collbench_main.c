@@ -11,6 +11,7 @@
  * Sizes are measured in a random order (seeded) so slow drift of the machine
  * does not line up with size. Output: JSON lines on rank 0's stdout. */
 #include "collbench.h"
+#include "tool_args.h"
 
 #include <errno.h>
 #include <math.h>
@@ -18,22 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int g_rank;
-
-static void usage_error(const char *fmt, ...)
-{
-    if (g_rank == 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        fputs("caracal-collbench: ", stderr);
-        vfprintf(stderr, fmt, ap);
-        fputc('\n', stderr);
-        va_end(ap);
-    }
-    MPI_Finalize();
-    exit(2);
-}
 
 struct opts {
     const struct coll_op *op;
@@ -44,37 +29,23 @@ struct opts {
     unsigned seed;
 };
 
-static long num(const char *opt, const char *s, long lo, long hi)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || errno || v < lo || v > hi)
-        usage_error("%s expects an integer from %ld to %ld, got '%s'", opt, lo, hi, s);
-    return v;
-}
-
 static void parse_sizes(struct opts *o, const char *s)
 {
     char *copy = strdup(s), *save = NULL;
     o->nsizes = 0;
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        char *end;
-        errno = 0;
-        unsigned long long v = strtoull(t, &end, 10);
-        if (end == t || errno || *t == '-')
-            usage_error("--sizes expects bytes separated by commas (e.g. 8,1K,1M), got '%s'", t);
-        if (*end == 'K' || *end == 'k') { v <<= 10; end++; }
-        else if (*end == 'M' || *end == 'm') { v <<= 20; end++; }
-        if (*end || v > (1ULL << 28))
-            usage_error("--sizes: bad size '%s' (at most 256M)", t);
+        unsigned long long v;
+        if (tool_bytes(t, &v))
+            tool_usage_error("--sizes expects bytes separated by commas (e.g. 8,1K,1M), got '%s'", t);
+        if (v > (1ULL << 28))
+            tool_usage_error("--sizes: bad size '%s' (at most 256M)", t);
         if (o->nsizes == 256)
-            usage_error("--sizes: at most 256 sizes");
+            tool_usage_error("--sizes: at most 256 sizes");
         o->sizes[o->nsizes++] = (size_t)v;
     }
     free(copy);
     if (!o->nsizes)
-        usage_error("--sizes is empty");
+        tool_usage_error("--sizes is empty");
 }
 
 static void parse(int argc, char **argv, struct opts *o)
@@ -85,29 +56,29 @@ static void parse(int argc, char **argv, struct opts *o)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (a[0] != '-') {
-            if (coll) usage_error("one collective only, got '%s' and '%s'", coll, a);
+            if (coll) tool_usage_error("one collective only, got '%s' and '%s'", coll, a);
             coll = a;
             continue;
         }
-        if (!v) usage_error("%s needs a value", a);
+        if (!v) tool_usage_error("%s needs a value", a);
         i++;
         if (!strcmp(a, "--sizes")) parse_sizes(o, v);
-        else if (!strcmp(a, "--reps")) o->reps = (int)num(a, v, 1, 1000000);
-        else if (!strcmp(a, "--warmup")) o->warmup = (int)num(a, v, 0, 10000);
-        else if (!strcmp(a, "--root")) o->root = (int)num(a, v, 0, 1 << 24);
-        else if (!strcmp(a, "--seed")) o->seed = (unsigned)num(a, v, 0, 1L << 31);
-        else if (!strcmp(a, "--window-us")) o->window_us = (double)num(a, v, 0, 10000000);
+        else if (!strcmp(a, "--reps")) o->reps = (int)tool_parse_long(a, v, 1, 1000000);
+        else if (!strcmp(a, "--warmup")) o->warmup = (int)tool_parse_long(a, v, 0, 10000);
+        else if (!strcmp(a, "--root")) o->root = (int)tool_parse_long(a, v, 0, 1 << 24);
+        else if (!strcmp(a, "--seed")) o->seed = (unsigned)tool_parse_long(a, v, 0, 1L << 31);
+        else if (!strcmp(a, "--window-us")) o->window_us = (double)tool_parse_long(a, v, 0, 10000000);
         else if (!strcmp(a, "--sync")) {
             if (strcmp(v, "window") && strcmp(v, "barrier"))
-                usage_error("--sync is window or barrier, not '%s'", v);
+                tool_usage_error("--sync is window or barrier, not '%s'", v);
             o->window_sync = !strcmp(v, "window");
-        } else usage_error("unknown option '%s' (see caracal bench --help)", a);
+        } else tool_usage_error("unknown option '%s' (see caracal bench --help)", a);
     }
     if (!coll)
-        usage_error("which collective? (%s)", collbench_names());
+        tool_usage_error("which collective? (%s)", collbench_names());
     o->op = collbench_find(coll);
     if (!o->op)
-        usage_error("unknown collective '%s' (%s)", coll, collbench_names());
+        tool_usage_error("unknown collective '%s' (%s)", coll, collbench_names());
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -214,10 +185,10 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &b.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &b.size);
-    g_rank = b.rank;
+    tool_args_init("caracal-collbench", b.rank);
     parse(argc, argv, &b.o);
     if (b.o.root >= b.size)
-        usage_error("--root %d is not a rank of this %d-rank job", b.o.root, b.size);
+        tool_usage_error("--root %d is not a rank of this %d-rank job", b.o.root, b.size);
 
     size_t maxb = 8;
     for (int i = 0; i < b.o.nsizes; i++)

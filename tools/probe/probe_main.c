@@ -3,6 +3,7 @@
  * end); `caracal probe` turns them into a progress bar, a table and the
  * caracal.probe/1 document. Bad options: one line on stderr, exit status 2. */
 #include "probe.h"
+#include "tool_args.h"
 
 #include <errno.h>
 #include <math.h>
@@ -12,56 +13,12 @@
 #include <string.h>
 #include <unistd.h>
 
-static int g_rank;
-
-static void usage_error(const char *fmt, ...)
-{
-    if (g_rank == 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        fputs("caracal-probe: ", stderr);
-        vfprintf(stderr, fmt, ap);
-        fputc('\n', stderr);
-        va_end(ap);
-    }
-    MPI_Finalize();
-    exit(2);
-}
-
-/* "64", "4K", "8M", "1G" (binary multiples) */
-static size_t parse_bytes(const char *opt, const char *s)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (end == s || errno || *s == '-')
-        usage_error("%s expects a size in bytes (e.g. 64, 4K, 8M), got '%s'", opt, s);
-    switch (*end) {
-    case 'k': case 'K': v <<= 10; end++; break;
-    case 'm': case 'M': v <<= 20; end++; break;
-    case 'g': case 'G': v <<= 30; end++; break;
-    }
-    if (*end)
-        usage_error("%s expects a size in bytes (e.g. 64, 4K, 8M), got '%s'", opt, s);
-    return (size_t)v;
-}
-
-static long parse_long(const char *opt, const char *s, long lo, long hi)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || errno || v < lo || v > hi)
-        usage_error("%s expects an integer from %ld to %ld, got '%s'", opt, lo, hi, s);
-    return v;
-}
-
 static double parse_double(const char *opt, const char *s)
 {
     char *end;
     double v = strtod(s, &end);
     if (end == s || *end || !(v > 0) || v > 3600)
-        usage_error("%s expects seconds (0 < S <= 3600), got '%s'", opt, s);
+        tool_usage_error("%s expects seconds (0 < S <= 3600), got '%s'", opt, s);
     return v;
 }
 
@@ -83,49 +40,49 @@ static void parse(int argc, char **argv, struct probe_opts *o)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define NEEDV() do { if (!v) usage_error("%s needs a value", a); i++; } while (0)
+#define NEEDV() do { if (!v) tool_usage_error("%s needs a value", a); i++; } while (0)
         if (!strcmp(a, "--mode")) { NEEDV(); o->mode = v; }
         else if (!strcmp(a, "--transport")) { NEEDV(); o->transport = v; }
-        else if (!strcmp(a, "--min")) { NEEDV(); o->lo = parse_bytes(a, v); }
-        else if (!strcmp(a, "--max")) { NEEDV(); o->hi = parse_bytes(a, v); }
-        else if (!strcmp(a, "--per-octave")) { NEEDV(); o->per_octave = (int)parse_long(a, v, 1, 64); }
-        else if (!strcmp(a, "--perturb")) { NEEDV(); o->perturb = (int)parse_long(a, v, 0, 1 << 20); }
+        else if (!strcmp(a, "--min")) { NEEDV(); o->lo = tool_parse_bytes(a, v); }
+        else if (!strcmp(a, "--max")) { NEEDV(); o->hi = tool_parse_bytes(a, v); }
+        else if (!strcmp(a, "--per-octave")) { NEEDV(); o->per_octave = (int)tool_parse_long(a, v, 1, 64); }
+        else if (!strcmp(a, "--perturb")) { NEEDV(); o->perturb = (int)tool_parse_long(a, v, 0, 1 << 20); }
         else if (!strcmp(a, "--no-perturb")) o->perturb = 0;
         else if (!strcmp(a, "--nocache")) o->nocache = 1;
         else if (!strcmp(a, "--one-buffer")) o->one_buffer = 1;
         else if (!strcmp(a, "--budget")) { NEEDV(); o->budget = parse_double(a, v); }
-        else if (!strcmp(a, "--trials")) { NEEDV(); o->trials = (int)parse_long(a, v, 1, 1000); }
-        else if (!strcmp(a, "--min-reps")) { NEEDV(); o->min_reps = parse_long(a, v, 1, 1L << 30); }
-        else if (!strcmp(a, "--window")) { NEEDV(); o->window = (int)parse_long(a, v, 1, 4096); }
+        else if (!strcmp(a, "--trials")) { NEEDV(); o->trials = (int)tool_parse_long(a, v, 1, 1000); }
+        else if (!strcmp(a, "--min-reps")) { NEEDV(); o->min_reps = tool_parse_long(a, v, 1, 1L << 30); }
+        else if (!strcmp(a, "--window")) { NEEDV(); o->window = (int)tool_parse_long(a, v, 1, 4096); }
         else if (!strcmp(a, "--sync")) { NEEDV(); o->sync = v; }
-        else if (!strcmp(a, "--pairs")) { NEEDV(); o->pairs = (int)parse_long(a, v, 1, 1 << 20); }
-        else if (!strcmp(a, "--streams")) { NEEDV(); o->streams = (int)parse_long(a, v, 1, 64); }
+        else if (!strcmp(a, "--pairs")) { NEEDV(); o->pairs = (int)tool_parse_long(a, v, 1, 1 << 20); }
+        else if (!strcmp(a, "--streams")) { NEEDV(); o->streams = (int)tool_parse_long(a, v, 1, 64); }
         else if (!strcmp(a, "--bind")) {
             NEEDV();
             if (o->nbind == PROBE_MAX_BIND)
-                usage_error("at most %d --bind addresses", PROBE_MAX_BIND);
+                tool_usage_error("at most %d --bind addresses", PROBE_MAX_BIND);
             o->bind[o->nbind++] = v;
         }
         else if (!strcmp(a, "--print-sizes")) o->print_sizes = 1;
-        else usage_error("unknown option '%s' (see caracal probe --help)", a);
+        else tool_usage_error("unknown option '%s' (see caracal probe --help)", a);
 #undef NEEDV
     }
     if (!one_of(o->mode, modes))
-        usage_error("unknown mode '%s' (pingpong, stream, bidir, put, get, integrity, multipair)", o->mode);
+        tool_usage_error("unknown mode '%s' (pingpong, stream, bidir, put, get, integrity, multipair)", o->mode);
     if (strcmp(o->transport, "mpi") && strcmp(o->transport, "tcp"))
-        usage_error("--transport is mpi or tcp, not '%s'", o->transport);
+        tool_usage_error("--transport is mpi or tcp, not '%s'", o->transport);
     if (strcmp(o->sync, "fence") && strcmp(o->sync, "lock"))
-        usage_error("--sync is fence or lock, not '%s'", o->sync);
+        tool_usage_error("--sync is fence or lock, not '%s'", o->sync);
     if (o->lo < 1)
-        usage_error("--min must be at least 1 byte");
+        tool_usage_error("--min must be at least 1 byte");
     if (o->hi < o->lo)
-        usage_error("--max (%zu) is smaller than --min (%zu)", o->hi, o->lo);
+        tool_usage_error("--max (%zu) is smaller than --min (%zu)", o->hi, o->lo);
     if (o->hi > (size_t)1 << 30)
-        usage_error("--max is at most 1G (MPI counts are int)");
+        tool_usage_error("--max is at most 1G (MPI counts are int)");
     if (o->one_buffer && (strcmp(o->mode, "pingpong") || o->nocache || strcmp(o->transport, "mpi")))
-        usage_error("--one-buffer belongs to --mode pingpong over MPI without --nocache");
+        tool_usage_error("--one-buffer belongs to --mode pingpong over MPI without --nocache");
     if (!strcmp(o->transport, "tcp") && strcmp(o->mode, "pingpong") && strcmp(o->mode, "stream"))
-        usage_error("--transport tcp supports the pingpong and stream modes, not '%s'", o->mode);
+        tool_usage_error("--transport tcp supports the pingpong and stream modes, not '%s'", o->mode);
 }
 
 static const char *mpi_library(void)
@@ -256,7 +213,7 @@ int main(int argc, char **argv)
     struct probe_ctx c = {.corrupt_size = -1};
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
-    g_rank = c.rank;
+    tool_args_init("caracal-probe", c.rank);
     int world;
     MPI_Comm_size(MPI_COMM_WORLD, &world);
     parse(argc, argv, &c.o);
@@ -275,14 +232,14 @@ int main(int argc, char **argv)
     int multipair = !strcmp(c.o.mode, "multipair");
     int need = multipair ? 2 * (c.o.pairs ? c.o.pairs : world / 2) : 2;
     if (world < 2)
-        usage_error("needs at least 2 ranks (caracal probe -n 2)");
+        tool_usage_error("needs at least 2 ranks (caracal probe -n 2)");
     if (need > world || need < 2)
-        usage_error("--pairs %d needs %d ranks, the job has %d", c.o.pairs, need, world);
+        tool_usage_error("--pairs %d needs %d ranks, the job has %d", c.o.pairs, need, world);
     if (multipair && !c.o.pairs && world % 2)
-        usage_error("multipair needs an even number of ranks, or --pairs");
+        tool_usage_error("multipair needs an even number of ranks, or --pairs");
     const char *hook = getenv("CARACAL_PROBE_CORRUPT");
     if (hook && *hook)
-        c.corrupt_size = (long)parse_bytes("CARACAL_PROBE_CORRUPT", hook);
+        c.corrupt_size = (long)tool_parse_bytes("CARACAL_PROBE_CORRUPT", hook);
 
     c.active = c.rank < need;
     MPI_Comm_split(MPI_COMM_WORLD, c.active ? 0 : MPI_UNDEFINED, c.rank, &c.comm);
