@@ -7,6 +7,9 @@ BUILD_openmpi := build
 BUILD_mpich   := build-mpich
 BUILD := $(BUILD_$(MPI))
 JOBS ?= 2
+# The package is taken from this checkout's python/ even when .venv is shared
+# with another worktree whose editable install points elsewhere.
+export PYTHONPATH := $(CURDIR)/python$(if $(PYTHONPATH),:$(PYTHONPATH))
 CARACAL := .venv/bin/caracal
 
 .PHONY: all setup build build-openmpi build-mpich demo test test-c test-python bench clean help
