@@ -6,7 +6,9 @@
  * rank (scratch memory: that many segments per child); a slot is reused once the partial
  * result it holds has been sent. Each segment is combined exactly as reduce_knomial.c
  * combines the whole message (children in rank order relative to the tree root), so with
- * `ordered` non-commutative operators stay correct. */
+ * `ordered` non-commutative operators stay correct. The root of the tree receives its last
+ * child's segments straight into the result buffer (when it is not also the input), so the
+ * last combination writes the result in place: no copy of the whole message at the end. */
 /* MPICH declares array sizes on MPI_Testall; MPI_STATUSES_IGNORE trips GCC's check */
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
 #include "bcol/bcol.h"
@@ -33,6 +35,7 @@ typedef struct {
     MPI_Request *recv;  /* [window][nchild] */
     MPI_Request *send;  /* [window] partial results on their way up */
     MPI_Request *final; /* [nseg] at the real root when the tree root is another rank */
+    int direct;         /* the last child's segments go straight into dst */
 } reduce_seg;
 
 static int seg_len(const reduce_seg *r, int s)
@@ -41,9 +44,12 @@ static int seg_len(const reduce_seg *r, int s)
     return left < r->segcount ? left : r->segcount;
 }
 
-static char *slot_buf(const reduce_seg *r, int slot, int child)
+/* where child j's part of segment s is received (and, combined, becomes the partial result) */
+static char *child_buf(const reduce_seg *r, int s, int j)
 {
-    return r->scratch + (MPI_Aint)(slot * r->tree.nchild + child) * r->span - r->tlb;
+    if (r->direct && j == r->tree.nchild - 1)
+        return r->dst + s * r->segbytes;
+    return r->scratch + (MPI_Aint)(s % r->window * r->tree.nchild + j) * r->span - r->tlb;
 }
 
 static int request_done(MPI_Request *req)
@@ -63,7 +69,7 @@ static int post_ahead(reduce_seg *r)
         if (!request_done(&r->send[k])) /* the slot still holds a partial result being sent */
             break;
         for (int j = 0; j < nc; j++)
-            PMPI_Irecv(slot_buf(r, k, j), seg_len(r, r->posted), r->dt, r->tree.child[j], r->tag, r->comm,
+            PMPI_Irecv(child_buf(r, r->posted, j), seg_len(r, r->posted), r->dt, r->tree.child[j], r->tag, r->comm,
                        &r->recv[k * nc + j]);
         r->posted++;
         moved = 1;
@@ -84,12 +90,12 @@ static int combine_current(reduce_seg *r)
         PMPI_Test(&r->recv[k * nc + r->child], &flag, MPI_STATUS_IGNORE);
         if (!flag)
             return moved;
-        const char *acc = r->child ? slot_buf(r, k, r->child - 1) : mine;
-        PMPI_Reduce_local(acc, slot_buf(r, k, r->child), len, r->dt, r->op); /* child = acc op child */
+        const char *acc = r->child ? child_buf(r, r->cur, r->child - 1) : mine;
+        PMPI_Reduce_local(acc, child_buf(r, r->cur, r->child), len, r->dt, r->op); /* child = acc op child */
         r->child++;
         moved = 1;
     }
-    const char *acc = nc ? slot_buf(r, k, nc - 1) : mine;
+    const char *acc = nc ? child_buf(r, r->cur, nc - 1) : mine;
     if (r->tree.parent >= 0 || r->me != r->root) {
         if (!request_done(&r->send[k]))
             return moved;
@@ -156,6 +162,7 @@ caracal_task *caracal_p2p_reduce_knomial_seg(const void *src, void *dst, int cou
     r->root = root;
     r->comm = comm;
     r->tag = tag;
+    r->direct = r->tree.parent < 0 && r->me == root && src != dst;
 
     static long long seg = -1, window = -1;
     if (seg < 0) {
