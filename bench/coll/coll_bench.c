@@ -3,7 +3,8 @@
  * PMPI_<coll> runs the native library. For each collective and size the two are timed
  * alternately, `reps` times, each `iters` calls separated by a native barrier (the
  * latency of one call, averaged over the loop; the loop's time is the slowest rank's). Prints one JSON object per (collective, size) with the median
- * microseconds per call of each. Usage: coll_bench [reps] [max_bytes] [iter_scale] */
+ * microseconds per call of each. Usage: coll_bench [reps] [max_bytes] [iter_scale] [collective]
+ * (collective: barrier, bcast, reduce or allreduce; default all four) */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,7 @@ int main(int argc, char **argv)
     int reps = argc > 1 ? atoi(argv[1]) : 7;
     long maxb = argc > 2 ? atol(argv[2]) : 4 << 20;
     double scale = argc > 3 ? atof(argv[3]) : 1.0;
+    const char *only = argc > 4 ? argv[4] : NULL;
     char *a = malloc(maxb), *b = malloc(maxb);
     memset(a, 1, maxb);
     memset(b, 0, maxb);
@@ -47,6 +49,8 @@ int main(int argc, char **argv)
     t[0] = malloc(reps * sizeof(double));
     t[1] = malloc(reps * sizeof(double));
     for (int coll = 0; coll < 4; coll++) {
+        if (only && strcmp(only, names[coll]))
+            continue;
         static const long sizes[] = {8, 64, 512, 4096, 32768, 262144, 1 << 20, 4 << 20};
         for (int si = 0; si < 8 && sizes[si] <= maxb; si++) {
             long bytes = sizes[si];

@@ -37,6 +37,9 @@ caracal_task *caracal_p2p_bcast_nary(void *buf, int count, MPI_Datatype dt, int 
  * correct) when `ordered`; the root need not be 0 then. */
 caracal_task *caracal_p2p_reduce_knomial(const void *src, void *dst, int count, MPI_Datatype dt, MPI_Op op,
                                          int root, int radix, int ordered, MPI_Comm comm, int tag);
+/* the same, cut into segments pipelined up the tree (CARACAL_REDUCE_SEGMENT, _SEGMENTS) */
+caracal_task *caracal_p2p_reduce_knomial_seg(const void *src, void *dst, int count, MPI_Datatype dt, MPI_Op op,
+                                             int root, int radix, int ordered, MPI_Comm comm, int tag);
 /* fan-in to / fan-out from `root`: zero-byte k-nomial reduce / bcast */
 caracal_task *caracal_p2p_fanin_knomial(int root, int radix, MPI_Comm comm, int tag);
 caracal_task *caracal_p2p_fanout_knomial(int root, int radix, MPI_Comm comm, int tag);

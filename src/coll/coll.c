@@ -87,7 +87,8 @@ static int applies(caracal_coll c, MPI_Comm comm, int count, MPI_Datatype dt, in
         if (c == CARACAL_REDUCE || c == CARACAL_ALLREDUCE)
             PMPI_Op_commutative(op, &commute);
         if (!commute) /* non-commutative operators run flat and rank-ordered (ml/reduce_hier.c, allreduce_hier.c) */
-            snprintf(levels, sizeof levels, " flat=%s", c == CARACAL_REDUCE ? "knomial-ordered" : "recdbl-ordered");
+            snprintf(levels, sizeof levels, " flat=%s-ordered",
+                     c != CARACAL_REDUCE ? "recdbl" : strcmp(choice->top.alg, "knomial_seg") ? "knomial" : "knomial_seg");
         caracal_log("algo", "%s %s%s bytes=%zu ranks=%d levels=%s%s", caracal_coll_names[c], choice->top.alg, param,
                     choice->bytes, size, (*h)->desc, levels);
     }

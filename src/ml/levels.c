@@ -38,6 +38,8 @@ caracal_task *caracal_ml_level_reduce(const caracal_ml_args *a, int l, const voi
     caracal_alg alg = pick(a, l);
     if (use_shm(a, l, alg))
         return caracal_shm_reduce(a->h, src, dst, count, dt, op, root);
+    if (!strcmp(alg.alg, "knomial_seg"))
+        return caracal_p2p_reduce_knomial_seg(src, dst, count, dt, op, root, radix(alg), 0, lv->comm, tag);
     return caracal_p2p_reduce_knomial(src, dst, count, dt, op, root, radix(alg), 0, lv->comm, tag);
 }
 

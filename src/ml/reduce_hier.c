@@ -2,11 +2,13 @@
  * reduces to the member on the path to the root. A rank first collects on every level
  * where it is that member (bottom up, accumulating), then sends its partial result on
  * the one level where it is not. Non-commutative operators take the flat rank-ordered
- * k-nomial tree instead. Large messages are pipelined in chunks across levels. */
+ * k-nomial tree instead (segmented under the comm rule knomial_seg). Large messages are
+ * pipelined in chunks across levels. */
 #include "levels.h"
 #include "dtype.h"
 #include "bcol/bcol.h"
 #include <stdlib.h>
+#include <string.h>
 
 caracal_task *caracal_ml_reduce(const caracal_ml_args *a, const void *src, void *dst, int count, MPI_Datatype dt,
                                 MPI_Op op, int root)
@@ -19,7 +21,9 @@ caracal_task *caracal_ml_reduce(const caracal_ml_args *a, const void *src, void 
     PMPI_Op_commutative(op, &commute);
     if (!commute || h->nlevels == 0) { /* flat, rank-ordered */
         int radix = a->choice->top.param >= 2 ? a->choice->top.param : 2;
-        caracal_sched_add(s, caracal_p2p_reduce_knomial(src, dst, count, dt, op, root, radix, 1, h->dup, a->tag));
+        caracal_task *(*knomial)(const void *, void *, int, MPI_Datatype, MPI_Op, int, int, int, MPI_Comm, int) =
+            strcmp(a->choice->top.alg, "knomial_seg") ? caracal_p2p_reduce_knomial : caracal_p2p_reduce_knomial_seg;
+        caracal_sched_add(s, knomial(src, dst, count, dt, op, root, radix, 1, h->dup, a->tag));
         return &s->task;
     }
     char *acc_buf = dst;

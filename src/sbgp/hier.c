@@ -14,8 +14,37 @@
 static int keyval = MPI_KEYVAL_INVALID;
 static int tag_slots = 512;
 
+/* hwloc's view of this node: discovered, or read from CARACAL_HWLOC_XML (an lstopo XML
+ * export) while binding stays this process's own, so that a one-package machine can
+ * stand in for a multi-socket one (tests) or a wrong discovery can be corrected. */
+static int load_topology(hwloc_topology_t *topo)
+{
+    if (hwloc_topology_init(topo))
+        return -1;
+    const char *xml = caracal_setting_str(CARACAL_SET_HWLOC_XML);
+    if (xml && *xml) {
+        /* IS_THISSYSTEM: get_cpubind then reports the real binding (without it, hwloc answers
+         * with the whole XML machine and no rank would ever be inside one package) */
+        if (hwloc_topology_set_xml(*topo, xml) ||
+            hwloc_topology_set_flags(*topo, HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM) || hwloc_topology_load(*topo)) {
+            if (caracal_world_rank <= 0)
+                caracal_warn("CARACAL_HWLOC_XML=%s: cannot load this hwloc XML topology (no socket level)", xml);
+            hwloc_topology_destroy(*topo);
+            return -1;
+        }
+        return 0;
+    }
+    if (hwloc_topology_load(*topo)) {
+        hwloc_topology_destroy(*topo);
+        return -1;
+    }
+    return 0;
+}
+
 /* hwloc: index of the package (or NUMA node) this process is bound within; -1 when the
- * node has only one, or the process is not bound inside one. */
+ * node has only one, or the process is not bound inside one. Every rank decides for
+ * itself; build() adds the level only if every rank has a key, so the split is the same
+ * on every rank even when only some are bound. */
 static int socket_key(void)
 {
     static int cached = -2;
@@ -23,14 +52,14 @@ static int socket_key(void)
         return cached;
     cached = -1;
     hwloc_topology_t topo;
-    if (hwloc_topology_init(&topo) || hwloc_topology_load(topo))
+    if (load_topology(&topo))
         return cached;
     hwloc_obj_type_t type = HWLOC_OBJ_PACKAGE;
     if (hwloc_get_nbobjs_by_type(topo, type) < 2)
         type = HWLOC_OBJ_NUMANODE;
     if (hwloc_get_nbobjs_by_type(topo, type) >= 2) {
         hwloc_bitmap_t set = hwloc_bitmap_alloc();
-        if (!hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS)) {
+        if (!hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) && !hwloc_bitmap_iszero(set)) {
             int n = hwloc_get_nbobjs_by_type(topo, type);
             for (int i = 0; i < n; i++) {
                 hwloc_obj_t o = hwloc_get_obj_by_type(topo, type, i);
@@ -222,6 +251,36 @@ static caracal_hier *build(MPI_Comm comm)
     return h;
 }
 
+/* CARACAL_LOG=hier: every level's groups by communicator rank, leader (lowest rank) first,
+ * e.g. "hier ranks=4 socket(3x2)={0,1}{2}{3} node(2x2)={0,2}{3} top(1x2)={0,3}". Every rank
+ * builds the same levels, so with CARACAL_LOG_RANKS=all the lines must be identical. */
+static void log_groups(const caracal_hier *h)
+{
+    char line[900];
+    int len = snprintf(line, sizeof line, "hier ranks=%d", h->size);
+    for (int l = 0; l < h->nlevels && len < (int)sizeof line; l++) {
+        const caracal_level *lv = &h->level[l];
+        int ngroups = 0;
+        for (int i = 0; i < h->size; i++)
+            ngroups += lv->group[i] == i;
+        len += snprintf(line + len, sizeof line - len, " %s(%dx%d)=", lv->kind, ngroups, lv->maxgroup);
+        for (int g = 0; g < h->size && len < (int)sizeof line; g++) {
+            if (lv->group[g] != g)
+                continue;
+            for (int i = g; i < h->size && len < (int)sizeof line; i++)
+                if (lv->group[i] == g)
+                    len += snprintf(line + len, sizeof line - len, "%s%d", i == g ? "{" : ",", i);
+            if (len < (int)sizeof line)
+                len += snprintf(line + len, sizeof line - len, "}");
+        }
+    }
+    if (!h->nlevels && len < (int)sizeof line)
+        snprintf(line + len, sizeof line - len, " single");
+    if (len >= (int)sizeof line)
+        strcpy(line + sizeof line - 4, "...");
+    caracal_log("hier", "%s", line);
+}
+
 caracal_hier *caracal_hier_get(MPI_Comm comm)
 {
     if (keyval == MPI_KEYVAL_INVALID) {
@@ -242,6 +301,8 @@ caracal_hier *caracal_hier_get(MPI_Comm comm)
     h = build(comm);
     PMPI_Comm_set_attr(comm, keyval, h);
     caracal_log("init", "hierarchy of communicator: %s, %d ranks", h->desc, h->size);
+    if (caracal_log_enabled("hier"))
+        log_groups(h);
     return h;
 }
 
