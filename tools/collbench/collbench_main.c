@@ -148,6 +148,30 @@ static void run_window(struct bench *b, size_t n, int reps, double w, double *t,
     free(late);
 }
 
+/* Window-synchronised repetitions until `want` started on time or 4 * want were run;
+ * returns how many were run (t and valid hold that many, on rank 0). A late start means
+ * a rank was descheduled (a loaded machine) or the window is too short. With one absolute
+ * schedule every later repetition would then be late too, so each batch starts from a
+ * freshly agreed start time, and the window doubles after a batch that was mostly late. */
+static int run_window_until(struct bench *b, size_t n, int want, double *w, double *t, int *valid)
+{
+    int tried = 0, on_time = 0, cap = 4 * want;
+    while (on_time < want && tried < cap) {
+        int batch = want - on_time < cap - tried ? want - on_time : cap - tried;
+        run_window(b, n, batch, *w, t + tried, valid + tried);
+        int late = 0;
+        if (b->rank == 0)
+            for (int i = tried; i < tried + batch; i++)
+                late += !valid[i];
+        MPI_Bcast(&late, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        on_time += batch - late;
+        tried += batch;
+        if (2 * late > batch)
+            *w *= 2;
+    }
+    return tried;
+}
+
 /* Window length: twice the slowest warm-up repetition plus the clock error,
  * unless the user fixed it with --window-us. */
 static double pick_window(struct bench *b, size_t n, double rtt)
@@ -228,29 +252,31 @@ int main(int argc, char **argv)
     for (int i = 0; i < b.o.nsizes; i++)
         order[i] = i;
     shuffle(order, b.o.nsizes, b.o.seed);
-    double *t = malloc(sizeof *t * (size_t)b.o.reps), *ok = malloc(sizeof *ok * (size_t)b.o.reps);
-    int *valid = malloc(sizeof *valid * (size_t)b.o.reps);
+    size_t cap = 4 * (size_t)b.o.reps;  /* window sync re-runs late repetitions, up to 4x */
+    double *t = malloc(sizeof *t * cap), *ok = malloc(sizeof *ok * cap);
+    int *valid = malloc(sizeof *valid * cap);
     double t_start = MPI_Wtime();
     for (int k = 0; k < b.o.nsizes; k++) {
         size_t req = b.o.sizes[order[k]], n = b.o.op->bytes(req);
         for (int i = 0; i < b.o.warmup; i++)
             b.o.op->run(b.sbuf, b.rbuf, n, b.o.root, MPI_COMM_WORLD);
         double w = 0;
+        int ran = b.o.reps;
         if (b.o.window_sync) {
             w = pick_window(&b, n, rtt);
-            run_window(&b, n, b.o.reps, w, t, valid);
+            ran = run_window_until(&b, n, b.o.reps, &w, t, valid);
         } else {
             run_barrier(&b, n, b.o.reps, t, valid);
         }
         if (b.rank != 0)
             continue;
         int nv = 0;
-        for (int i = 0; i < b.o.reps; i++)
+        for (int i = 0; i < ran; i++)
             if (valid[i])
                 ok[nv++] = t[i];
         printf("{\"event\":\"point\",\"index\":%d,\"order\":%d,\"size\":%zu,\"bytes\":%zu,"
                "\"reps\":%d,\"valid\":%d,\"window_us\":%.3f",
-               order[k], k, req, n, b.o.reps, nv, w * 1e6);
+               order[k], k, req, n, ran, nv, w * 1e6);
         if (nv) {
             qsort(ok, (size_t)nv, sizeof *ok, cmp_double);
             printf(",\"min_us\":%.4f,\"median_us\":%.4f,\"p90_us\":%.4f,\"max_us\":%.4f,\"samples_us\":[",
