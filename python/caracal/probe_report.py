@@ -13,7 +13,7 @@ import os
 from typing import Dict, List, Tuple
 
 from .errors import UsageError
-from .probe_schema import validate
+from .schema import validate
 
 Doc = Tuple[str, dict]
 

@@ -5,21 +5,16 @@ checks that relate one value to another (matrix shapes, one entry per rank)
 are here. Anything wrong becomes one UsageError line naming the file and
 the place in the document.
 """
-import json
-from functools import lru_cache
-from pathlib import Path
-
 from .errors import UsageError
 from .jsondoc import read_json, schema_of
-from .schema_check import SchemaViolation, check
+from .schema import SchemaViolation, check, load
 
 SCHEMA = "caracal.profile/1"
-SCHEMA_FILE = Path(__file__).resolve().parent / "schemas" / "profile.schema.json"
 
 
-@lru_cache(maxsize=1)
 def json_schema() -> dict:
-    return json.loads(SCHEMA_FILE.read_text())
+    """schemas/profile.schema.json (shared, cached: do not modify it)."""
+    return load("profile.schema.json")
 
 
 def load_profile(path) -> dict:

@@ -2,9 +2,15 @@
  * fallback to the native library, selection, logging; blocking = start + wait.
  *
  * Fallback is decided only from what MPI requires to agree across ranks (the
- * communicator, its size, the byte count of the type signature), so every rank takes
- * the same path. Invalid arguments go to the native library, whose checks and error
- * handlers report them unchanged. */
+ * communicator, its size, the byte count of the type signature, and the order of the
+ * collectives called on it), so every rank takes the same path. Invalid arguments go to
+ * the native library, whose checks and error handlers report them unchanged.
+ *
+ * The hierarchy of a communicator (sbgp/hier.c) is built by blocking PMPI collectives on
+ * it, so it is built only where every rank is inside a blocking call: MPI_COMM_WORLD's in
+ * MPI_Init (after_init below), any other's at its first blocking collective. A nonblocking
+ * collective never builds it, since its caller may legally go on to a point-to-point call
+ * that another rank needs before it enters the same collective (tests/c/test_nb_first.c). */
 #include "gen_funcs.h"
 #include "coll/select.h"
 #include "config.h"
@@ -30,6 +36,10 @@ static void after_init(void)
     enabled = caracal_setting_int(CARACAL_SET_COLL) && provided != MPI_THREAD_MULTIPLE;
     caracal_select_setup();
     log_algo = caracal_log_enabled("algo");
+    /* every rank is in MPI_Init (C or Fortran): the one safe moment for MPI_COMM_WORLD, whose
+     * first collective may be a nonblocking one */
+    if (enabled)
+        caracal_hier_get(MPI_COMM_WORLD);
 }
 
 static void before_finalize(void)
@@ -42,8 +52,9 @@ static void before_finalize(void)
 
 const caracal_module caracal_coll_module = {"coll", after_init, before_finalize};
 
-/* Whether Caracal runs this call; the same answer on every rank. */
-static int applies(caracal_coll c, MPI_Comm comm, int count, MPI_Datatype dt, int root, MPI_Op op,
+/* Whether Caracal runs this call; the same answer on every rank. `blocking`: every rank
+ * of comm is (or will be) in this very call, so the hierarchy may be built here. */
+static int applies(caracal_coll c, int blocking, MPI_Comm comm, int count, MPI_Datatype dt, int root, MPI_Op op,
                    caracal_choice *choice, caracal_hier **h)
 {
     int inter = 1, size, typesize = 0;
@@ -56,9 +67,21 @@ static int applies(caracal_coll c, MPI_Comm comm, int count, MPI_Datatype dt, in
         goto native;
     if (count > 0 && PMPI_Type_size(dt, &typesize) != MPI_SUCCESS)
         goto native;
+    /* built before selection, whatever it picks: whether a communicator has its hierarchy
+     * then depends only on whether a blocking collective was called on it, not on sizes */
+    if (blocking)
+        *h = caracal_hier_get(comm);
     if (!caracal_select(c, size, (size_t)count * (size_t)typesize, choice))
         goto native;
-    *h = caracal_hier_get(comm);
+    if (!blocking && !(*h = caracal_hier_find(comm))) {
+        /* The same answer on every rank: the hierarchy exists once the first blocking
+         * collective on comm has run, and MPI requires every rank to call the collectives of
+         * a communicator in the same order, so every rank has seen the same blocking
+         * collectives on comm before this one. */
+        if (log_algo)
+            caracal_log("algo", "%s native (nonblocking, no hierarchy yet)", caracal_coll_names[c]);
+        return 0;
+    }
     if (!strcmp(choice->top.alg, "shm")) {
         /* comm rule `shm`: only where the whole communicator is one shared-memory group (the
          * hierarchy and the segment's setup are agreed by every rank), and only for operators
@@ -126,7 +149,7 @@ static int barrier(MPI_Comm comm, MPI_Request *request)
 {
     caracal_choice ch;
     caracal_hier *h;
-    if (!applies(CARACAL_BARRIER, comm, 0, MPI_BYTE, MPI_PROC_NULL, MPI_SUM, &ch, &h))
+    if (!applies(CARACAL_BARRIER, !request, comm, 0, MPI_BYTE, MPI_PROC_NULL, MPI_SUM, &ch, &h))
         return request ? PMPI_Ibarrier(comm, request) : PMPI_Barrier(comm);
     caracal_ml_args a = {h, &ch, caracal_hier_next_tag(h)};
     if (!request && shm_now(h, &ch, 5, NULL, NULL, 0, MPI_BYTE, MPI_OP_NULL, 0))
@@ -141,7 +164,7 @@ static int bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
 {
     caracal_choice ch;
     caracal_hier *h;
-    if (root == MPI_PROC_NULL || !applies(CARACAL_BCAST, comm, count, dt, root, MPI_SUM, &ch, &h))
+    if (root == MPI_PROC_NULL || !applies(CARACAL_BCAST, !request, comm, count, dt, root, MPI_SUM, &ch, &h))
         return request ? PMPI_Ibcast(buf, count, dt, root, comm, request) : PMPI_Bcast(buf, count, dt, root, comm);
     caracal_ml_args a = {h, &ch, caracal_hier_next_tag(h)}; /* every rank, fast path or not: tags stay in step */
     if (!request && shm_now(h, &ch, 0, buf, buf, count, dt, MPI_OP_NULL, root))
@@ -164,7 +187,7 @@ static int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt
 {
     caracal_choice ch;
     caracal_hier *h;
-    if (root == MPI_PROC_NULL || !applies(CARACAL_REDUCE, comm, count, dt, root, op, &ch, &h))
+    if (root == MPI_PROC_NULL || !applies(CARACAL_REDUCE, !request, comm, count, dt, root, op, &ch, &h))
         return request ? PMPI_Ireduce(sendbuf, recvbuf, count, dt, op, root, comm, request)
                        : PMPI_Reduce(sendbuf, recvbuf, count, dt, op, root, comm);
     const void *src = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
@@ -190,7 +213,7 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
 {
     caracal_choice ch;
     caracal_hier *h;
-    if (!applies(CARACAL_ALLREDUCE, comm, count, dt, MPI_PROC_NULL, op, &ch, &h))
+    if (!applies(CARACAL_ALLREDUCE, !request, comm, count, dt, MPI_PROC_NULL, op, &ch, &h))
         return request ? PMPI_Iallreduce(sendbuf, recvbuf, count, dt, op, comm, request)
                        : PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm);
     const void *src = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;

@@ -281,7 +281,7 @@ static void log_groups(const caracal_hier *h)
     caracal_log("hier", "%s", line);
 }
 
-caracal_hier *caracal_hier_get(MPI_Comm comm)
+static void create_keyval(void)
 {
     if (keyval == MPI_KEYVAL_INVALID) {
         PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_fn, &keyval, NULL);
@@ -293,10 +293,23 @@ caracal_hier *caracal_hier_get(MPI_Comm comm)
         if (tag_slots > 1 << 20)
             tag_slots = 1 << 20;
     }
+}
+
+caracal_hier *caracal_hier_find(MPI_Comm comm)
+{
+    if (keyval == MPI_KEYVAL_INVALID)
+        return NULL;
     caracal_hier *h;
     int flag;
     PMPI_Comm_get_attr(comm, keyval, &h, &flag);
-    if (flag)
+    return flag ? h : NULL;
+}
+
+caracal_hier *caracal_hier_get(MPI_Comm comm)
+{
+    create_keyval();
+    caracal_hier *h = caracal_hier_find(comm);
+    if (h)
         return h;
     h = build(comm);
     PMPI_Comm_set_attr(comm, keyval, h);

@@ -8,8 +8,11 @@
  * group it represents at that level, so that every rank can work out the same tree
  * for a rooted collective. Levels whose groups are all of size 1 are dropped.
  *
- * Built once per communicator (collectively, at its first Caracal collective), cached
- * with an attribute, freed with the communicator. */
+ * Built once per communicator, collectively, and only where every rank is known to be
+ * inside a blocking call on it: MPI_COMM_WORLD in MPI_Init (coll module), any other
+ * communicator at its first blocking collective. A nonblocking collective never builds
+ * it (coll/coll.c, docs/collectives.md "Levels"). Cached with an attribute, freed with
+ * the communicator. */
 #ifndef CARACAL_SBGP_HIER_H
 #define CARACAL_SBGP_HIER_H
 #include <mpi.h>
@@ -39,8 +42,11 @@ typedef struct caracal_hier {
     char desc[96];      /* e.g. "node(2x2)+top(2)" */
 } caracal_hier;
 
-/** The hierarchy of an intracommunicator, built on first use (collective over comm). */
+/** The hierarchy of an intracommunicator, built if it has none yet: collective over comm,
+ *  so call it only where every rank of comm is in the same blocking call. */
 caracal_hier *caracal_hier_get(MPI_Comm comm);
+/** The hierarchy of comm if it was built already, else NULL; local, no communication. */
+caracal_hier *caracal_hier_find(MPI_Comm comm);
 void caracal_hier_retain(caracal_hier *h);
 void caracal_hier_release(caracal_hier *h);
 /** Drop the cached hierarchy of MPI_COMM_WORLD (before MPI_Finalize). */

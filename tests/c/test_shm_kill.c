@@ -14,7 +14,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     int rank, x = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Bcast(&x, 1, MPI_INT, 0, MPI_COMM_WORLD); /* builds the hierarchy and the segment */
+    MPI_Bcast(&x, 1, MPI_INT, 0, MPI_COMM_WORLD); /* in the segment (built in MPI_Init) */
     if (argc > 1 && !strcmp(argv[1], "kill") && rank == 1)
         kill(getpid(), SIGKILL);
     MPI_Bcast(&x, 1, MPI_INT, 1, MPI_COMM_WORLD); /* the others wait for rank 1 */

@@ -6,7 +6,7 @@ import pytest
 
 from caracal.errors import UsageError
 from caracal.probe_report import report
-from caracal.probe_schema import validate
+from caracal.schema import validate
 
 
 def bench(cli, tmp_path, *args, name="b.json"):

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from caracal.probe_schema import validate
+from caracal.schema import validate
 
 # Fast settings: timing quality does not matter here, only that every path works.
 QUICK = ["--budget", "0.002", "--trials", "1", "--min-reps", "2", "--per-octave", "1"]
