@@ -46,6 +46,13 @@ caracal_fptr caracal_fortran_next(const char *name);
         caracal_prof_commit(&c_);                                                        \
     }
 
+/* Entries that convert Fortran arguments and call the C wrapper (gen_wrappers.py,
+ * core/fortran.h) lend it the Fortran caller's return address as the call site. */
+#define CARACAL_FSITE_LEND()                       \
+    if (caracal_prof_on && !caracal_prof_depth)    \
+        caracal_site_override = CARACAL_RA
+#define CARACAL_FSITE_END() caracal_site_override = NULL
+
 /* K for mpi_f08 entry points that have a hook: 1 (Open MPI: its f08 status is the mpif.h
  * one, with the same MPI_STATUS_IGNORE), 2 (MPICH: MPI_F08_status and its own IGNORE). */
 #define CARACAL_F08_K (CARACAL_F08_SITE_ONLY ? 2 : 1)

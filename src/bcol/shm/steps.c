@@ -54,7 +54,7 @@ static void copy_in(shm_task *t, char *slot, const char *from, int n)
         memcpy(slot, from, (size_t)n * t->tsize);
     } else {
         int pos = 0;
-        PMPI_Pack(from, n, t->dt, slot, (int)t->seg->slot, &pos, MPI_COMM_SELF);
+        caracal_type_pack(from, n, t->dt, slot, (int)t->seg->slot, &pos);
     }
 }
 
@@ -64,7 +64,7 @@ static void copy_out(shm_task *t, char *to, const char *slot, int n)
         memcpy(to, slot, (size_t)n * t->tsize);
     } else {
         int pos = 0;
-        PMPI_Unpack(slot, (int)t->seg->slot, &pos, to, n, t->dt, MPI_COMM_SELF);
+        caracal_type_unpack(slot, (int)t->seg->slot, &pos, to, n, t->dt);
     }
 }
 
