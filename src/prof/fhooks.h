@@ -4,7 +4,10 @@
  * wrapper: K is 0 for mpif.h / `use mpi` symbols, 1 for Open MPI's mpi_f08 symbols; t is
  * the library's own Fortran entry, called with the arguments unchanged. Arguments are
  * pointers to Fortran INTEGERs (handles are converted with PMPI_*_f2c for accounting
- * only); the last one is IERROR (NULL when an f08 caller omits it). */
+ * only); the last one is IERROR (NULL when an f08 caller omits it).
+ * The functions Caracal implements (interpose.def CARACAL_IMPL) use these hooks only where
+ * their Fortran entry passes the call to the library (MPICH's mpif.h layer); elsewhere the
+ * entry converts the arguments and calls the C wrapper (gen_wrappers.py, core/fortran.h). */
 #ifndef CARACAL_PROF_FHOOKS_H
 #define CARACAL_PROF_FHOOKS_H
 #include "prof/hooks.h"

@@ -108,11 +108,21 @@ contains
     integer :: ib(nsmall), ir(nsmall), iexp(nsmall)
     double precision :: db(n), dr(n)
     HANDLE(MPI_Comm) :: comm
+#if defined(FBIND_F08)
+    type(MPI_Request) :: rq_noerr
+#endif
 
     ran = caracal_coll_count()
     call MPI_BARRIER(MPI_COMM_WORLD, ierr)
     call check(ierr == MPI_SUCCESS, 'MPI_BARRIER ierror')
     call check_ran(1, 'MPI_BARRIER')
+#if defined(FBIND_F08)
+    call MPI_Barrier(MPI_COMM_WORLD) ! IERROR is optional in mpi_f08: the entry gets NULL
+    call check_ran(1, 'MPI_Barrier without ierror')
+    call MPI_Iallreduce(MPI_IN_PLACE, ierr, 1, MPI_INTEGER, MPI_MAX, MPI_COMM_WORLD, rq_noerr)
+    call MPI_Wait(rq_noerr, MPI_STATUS_IGNORE)
+    call check_ran(1, 'MPI_Iallreduce without ierror')
+#endif
 
     do root = 0, size - 1
       ib = -1
