@@ -6,7 +6,8 @@
 !     placement (caracal_reorder_last, include/caracal.h); MPI_CART_GET gives back the
 !     dims and .FALSE. periods; the ends of MPI_CART_SHIFT are MPI_PROC_NULL.
 !   The same line periodic: periods .TRUE., and the shift wraps around.
-!   MPI_DIST_GRAPH_CREATE_ADJACENT(MPI_UNWEIGHTED, reorder=.true.): the graph is unweighted.
+!   MPI_DIST_GRAPH_CREATE_ADJACENT and MPI_DIST_GRAPH_CREATE (MPI_UNWEIGHTED,
+!     reorder=.true.): the graph is unweighted; MPI_GRAPH_CREATE(reorder=.true.): a ring.
 ! Prints "test_cart_f: N cases passed" and exits 0, or prints each failure and exits 1.
 program test_cart_f
 #if defined(FBIND_F08)
@@ -131,6 +132,36 @@ contains
     call MPI_DIST_GRAPH_NEIGHBORS_COUNT(dg, indeg, outdeg, weighted, ierr)
     call check(indeg == 1 .and. outdeg == 1 .and. .not. weighted, 'MPI_DIST_GRAPH_NEIGHBORS_COUNT (MPI_UNWEIGHTED)')
     call MPI_COMM_FREE(dg, ierr)
+
+    ! the same ring given edge by edge (each rank its outgoing one)
+    sources(1) = rank
+    call MPI_DIST_GRAPH_CREATE(MPI_COMM_WORLD, 1, sources, [1], dests, MPI_UNWEIGHTED, MPI_INFO_NULL, .true., dg, ierr)
+    call check(ierr == MPI_SUCCESS, 'MPI_DIST_GRAPH_CREATE ierror')
+    weighted = .true.
+    call MPI_DIST_GRAPH_NEIGHBORS_COUNT(dg, indeg, outdeg, weighted, ierr)
+    call check(indeg == 1 .and. outdeg == 1 .and. .not. weighted, 'MPI_DIST_GRAPH_CREATE neighbours (MPI_UNWEIGHTED)')
+    call MPI_COMM_FREE(dg, ierr)
+
+    ! and as an MPI_GRAPH_CREATE ring: node i's edges are i-1 and i+1
+    call graph_ring()
   end subroutine ring_graph
+
+  subroutine graph_ring()
+    HANDLE(MPI_Comm) :: g
+    integer :: index(size), edges(2 * size), i, nnodes, nedges, nn, me
+    do i = 0, size - 1
+      index(i + 1) = 2 * (i + 1)
+      edges(2 * i + 1) = mod(i + size - 1, size)
+      edges(2 * i + 2) = mod(i + 1, size)
+    end do
+    call MPI_GRAPH_CREATE(MPI_COMM_WORLD, size, index, edges, .true., g, ierr)
+    call check(ierr == MPI_SUCCESS, 'MPI_GRAPH_CREATE ierror')
+    call MPI_GRAPHDIMS_GET(g, nnodes, nedges, ierr)
+    call check(nnodes == size .and. nedges == 2 * size, 'MPI_GRAPHDIMS_GET')
+    call MPI_COMM_RANK(g, me, ierr)
+    call MPI_GRAPH_NEIGHBORS_COUNT(g, me, nn, ierr)
+    call check(nn == 2, 'MPI_GRAPH_NEIGHBORS_COUNT')
+    call MPI_COMM_FREE(g, ierr)
+  end subroutine graph_ring
 
 end program test_cart_f

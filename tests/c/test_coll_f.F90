@@ -284,6 +284,44 @@ contains
     call check(all(ir == [(3 * (size - 1) * size + size * i, i = 1, nsmall)]), 'MPI_IALLREDUCE (MPI_TESTALL)')
     call check(all(rqs(1:2) == MPI_REQUEST_NULL), 'MPI_TESTALL left requests')
     call check_ran(2, 'MPI_TESTALL collectives')
+
+    ! MPI_REQUEST_GET_STATUS (request unchanged), then MPI_TESTANY and MPI_TESTSOME polling
+    ir = -1
+    call MPI_IALLREDUCE(ib, ir, nsmall, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, rqs(1), ierr)
+    call MPI_IBARRIER(MPI_COMM_WORLD, rqs(2), ierr)
+    flag = .false.
+    do while (.not. flag)
+      call MPI_REQUEST_GET_STATUS(rqs(1), flag, st, ierr)
+    end do
+    call check(rqs(1) /= MPI_REQUEST_NULL, 'MPI_REQUEST_GET_STATUS freed the request')
+    indices = 0
+    do while (any(rqs(1:2) /= MPI_REQUEST_NULL))
+      call MPI_TESTANY(2, rqs, idx, flag, MPI_STATUS_IGNORE, ierr)
+      if (flag .and. idx /= MPI_UNDEFINED) then
+        call check(idx >= 1 .and. idx <= 2, 'MPI_TESTANY index range')
+        if (idx >= 1 .and. idx <= 2) indices(idx) = indices(idx) + 1
+      end if
+    end do
+    call check(all(indices(1:2) == 1), 'MPI_TESTANY completions')
+    call check(all(ir == [(3 * (size - 1) * size + size * i, i = 1, nsmall)]), 'MPI_IALLREDUCE (MPI_TESTANY)')
+    call check_ran(2, 'MPI_TESTANY collectives')
+    ir2 = -1
+    if (rank == 0) ir2 = [(i * 11, i = 1, nsmall)]
+    call MPI_IBCAST(ir2, nsmall, MPI_INTEGER, 0, MPI_COMM_WORLD, rqs(1), ierr)
+    call MPI_IBARRIER(MPI_COMM_WORLD, rqs(2), ierr)
+    ndone = 0
+    do while (ndone < 2)
+      call MPI_TESTSOME(2, rqs, outcount, indices, sts, ierr)
+      if (outcount == MPI_UNDEFINED) then
+        call check(.false., 'MPI_TESTSOME: MPI_UNDEFINED with active requests')
+        exit
+      end if
+      if (outcount > 0) call check(all(indices(1:outcount) >= 1 .and. indices(1:outcount) <= 2), &
+                                   'MPI_TESTSOME indices')
+      ndone = ndone + outcount
+    end do
+    call check(all(ir2 == [(i * 11, i = 1, nsmall)]), 'MPI_IBCAST (MPI_TESTSOME)')
+    call check_ran(2, 'MPI_TESTSOME collectives')
   end subroutine nonblocking
 
   ! Fortran datatypes through Caracal's packing: a strided vector (the gaps must be left
