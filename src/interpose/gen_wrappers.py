@@ -218,6 +218,8 @@ def fortran_convert_body(name, plist, K, c):
     ints = [i for i, k in enumerate(kinds) if k == "int"]
     n = f"CARACAL_FINT(a{ints[0]})" if ints else "0"
     filled = f"v{kinds.index('outcount')}" if "outcount" in kinds else n
+    if "flag_out" in kinds:  # Testall: the statuses are set only when flag is true
+        filled = f"(v{kinds.index('flag_out')} ? {filled} : 0)"
     c.write(f"    enum {{ K = {K} }};\n    (void)K;\n")
     pre, args, ok, always = [], [], [], []
     for i, k in enumerate(kinds):
@@ -258,10 +260,9 @@ def write_fortran(c, fortran, funcs, impl_names):
             c.write(f"void {impl}({params});\n")
             convert = {0: "CARACAL_FCONVERT_MPIF", 1: "1"}.get(flavor) if name in impl_names else None
             if convert:  # flavor 0 converts where the library's mpif.h entries bypass MPI_*
-                ret, cparams = funcs[name]
                 c.write(f"#if {convert}\n" if flavor == 0 else "")
                 c.write(f"void {impl}({params})\n{{\n")
-                fortran_convert_body(name, split_params(cparams), 0 if flavor == 0 else "CARACAL_FK_F08", c)
+                fortran_convert_body(name, split_params(funcs[name][1]), 0 if flavor == 0 else "CARACAL_FK_F08", c)
                 c.write("}\n")
                 if flavor == 1:
                     for sym in names:
