@@ -1,4 +1,5 @@
 #include "dtype.h"
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,4 +56,38 @@ int caracal_type_is_contiguous(MPI_Datatype dt, MPI_Aint *extent)
     PMPI_Type_get_extent(dt, &lb, extent);
     PMPI_Type_get_true_extent(dt, &tlb, &textent);
     return (MPI_Aint)caracal_type_size(dt) == *extent && textent == *extent && lb == 0 && tlb == 0;
+}
+
+/* The same typemap as `count` x `dt` at address 0, reached from a non-null base: one
+ * struct element whose displacement is minus the base's address. Packed bytes are the
+ * same (only the base differs). */
+static char anchor;
+
+static MPI_Datatype from_anchor(int count, MPI_Datatype dt)
+{
+    MPI_Datatype shifted;
+    MPI_Aint disp = -(MPI_Aint)(uintptr_t)&anchor;
+    PMPI_Type_create_struct(1, &count, &disp, &dt, &shifted);
+    PMPI_Type_commit(&shifted);
+    return shifted;
+}
+
+int caracal_type_pack(const void *buf, int count, MPI_Datatype dt, void *out, int outsize, int *pos)
+{
+    if (buf != MPI_BOTTOM || count == 0)
+        return PMPI_Pack(buf, count, dt, out, outsize, pos, MPI_COMM_SELF);
+    MPI_Datatype shifted = from_anchor(count, dt);
+    int rc = PMPI_Pack(&anchor, 1, shifted, out, outsize, pos, MPI_COMM_SELF);
+    PMPI_Type_free(&shifted);
+    return rc;
+}
+
+int caracal_type_unpack(const void *in, int insize, int *pos, void *buf, int count, MPI_Datatype dt)
+{
+    if (buf != MPI_BOTTOM || count == 0)
+        return PMPI_Unpack(in, insize, pos, buf, count, dt, MPI_COMM_SELF);
+    MPI_Datatype shifted = from_anchor(count, dt);
+    int rc = PMPI_Unpack(in, insize, pos, &anchor, 1, shifted, MPI_COMM_SELF);
+    PMPI_Type_free(&shifted);
+    return rc;
 }

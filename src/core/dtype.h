@@ -16,6 +16,10 @@ size_t caracal_type_size(MPI_Datatype dt);
 /** Whether `dt` is plain contiguous bytes (size == extent == true extent, zero lower
  *  bounds), so a buffer of it can be copied with memcpy; *extent receives its extent. */
 int caracal_type_is_contiguous(MPI_Datatype dt, MPI_Aint *extent);
+/** PMPI_Pack / PMPI_Unpack of `count` elements of `dt` at `buf`, which may be MPI_BOTTOM
+ *  (absolute-address datatypes; MPICH's MPI_Pack and MPI_Unpack reject a null buffer). */
+int caracal_type_pack(const void *buf, int count, MPI_Datatype dt, void *out, int outsize, int *pos);
+int caracal_type_unpack(const void *in, int insize, int *pos, void *buf, int count, MPI_Datatype dt);
 /** Byte offset of element `i` (i * extent). */
 MPI_Aint caracal_type_offset(MPI_Datatype dt, MPI_Aint i);
 

@@ -144,10 +144,106 @@ def fortran_functions(funcs, hand):
 
 FORTRAN_LIFETIME = {"MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Abort"}
 
+# ---- Fortran entries of the functions Caracal implements (interpose.def CARACAL_IMPL) ----
+# A pass-through would hand these to the library's Fortran entry, which (Open MPI; MPICH's
+# mpi_f08 without a choice buffer) calls PMPI_* and bypasses Caracal. So their entries
+# convert the Fortran arguments to C (src/core/fortran.[ch]) and call the C wrapper MPI_X,
+# which profiles and runs caracal_impl_MPI_X. One rule per kind of C parameter, picked by
+# type and name; a parameter no rule knows stops the build, so a new CARACAL_IMPL function
+# gets its rule rather than a wrong conversion.
+#   kind: (pre-call statements, C argument, statements after a successful call (or
+#          MPI_ERR_IN_STATUS: the outputs are set),
+#          statements after any call); {f} is the Fortran argument, {v} the local, {n} the
+#          element count of the function, {filled} how many output entries are valid.
+FORTRAN_CONVERT = {
+    "buffer": ("", "caracal_fortran_buf({f})", "", ""),
+    "comm": ("", "PMPI_Comm_f2c(CARACAL_FINT({f}))", "", ""),
+    "datatype": ("", "PMPI_Type_f2c(CARACAL_FINT({f}))", "", ""),
+    "op": ("", "PMPI_Op_f2c(CARACAL_FINT({f}))", "", ""),
+    "info": ("", "PMPI_Info_f2c(CARACAL_FINT({f}))", "", ""),
+    "request": ("", "PMPI_Request_f2c(CARACAL_FINT({f}))", "", ""),
+    "comm_out": ("MPI_Comm {v} = MPI_COMM_NULL;", "&{v}", "CARACAL_FINT({f}) = PMPI_Comm_c2f({v});", ""),
+    "request_inout": ("MPI_Request {v} = PMPI_Request_f2c(CARACAL_FINT({f}));", "&{v}",
+                      "CARACAL_FINT({f}) = PMPI_Request_c2f({v});", ""),
+    "requests": ("MPI_Request {v}_s[CARACAL_FSMALL], *{v} = caracal_freqs_in({f}, {n}, {v}_s);", "{v}", "",
+                 "caracal_freqs_out({f}, {v}, {n}, {v}_s);"),
+    "status": ("MPI_Status {v}_s, *{v} = caracal_fstatus_in(K, {f}, &{v}_s);", "{v}",
+               "caracal_fstatus_out(K, {f}, {v});", ""),
+    "statuses": ("MPI_Status {v}_s[CARACAL_FSMALL], *{v} = caracal_fstatuses_in(K, {f}, {n}, {v}_s);", "{v}", "",
+                 "caracal_fstatuses_out(K, {f}, {v}, rc_ == MPI_SUCCESS || rc_ == MPI_ERR_IN_STATUS ? {filled} : 0, {v}_s);"),
+    "flag_out": ("int {v} = 0;", "&{v}", "caracal_fortran_set_logical({f}, {v});", ""),
+    "index_out": ("int {v} = MPI_UNDEFINED;", "&{v}", "CARACAL_FINT({f}) = caracal_fortran_index({v});", ""),
+    "outcount": ("int {v} = MPI_UNDEFINED;", "&{v}", "CARACAL_FINT({f}) = {v};", ""),
+    "indices_out": ("", "(int *){f}", "caracal_fortran_indices((int *){f}, {filled});", ""),
+    "logicals": ("int {v}_s[CARACAL_FSMALL], *{v} = caracal_flogicals_in({f}, {n}, {v}_s);", "{v}", "",
+                 "caracal_fints_done({v}, {v}_s);"),
+    "weights": ("", "caracal_fortran_weights({f})", "", ""),
+    "ints": ("", "(const int *){f}", "", ""),
+    "logical": ("", "caracal_fortran_logical({f})", "", ""),
+    "int": ("", "CARACAL_FINT({f})", "", ""),
+}
 
-def write_fortran(c, fortran):
+
+def fortran_kind(decl, name):
+    """The FORTRAN_CONVERT rule of one C parameter, or None."""
+    t = re.sub(r"\bconst\b", "", decl)
+    t = re.sub(r"\b" + name + r"\b", "", t)
+    t = re.sub(r"\s+", "", t).replace("[]", "*")
+    by_type = {"void*": "buffer", "MPI_Comm": "comm", "MPI_Datatype": "datatype", "MPI_Op": "op",
+               "MPI_Info": "info", "MPI_Request": "request", "MPI_Comm*": "comm_out"}
+    if t in by_type:
+        return by_type[t]
+    if t == "MPI_Request*":
+        return "requests" if name.startswith("array_of") else "request_inout"
+    if t == "MPI_Status*":
+        return "statuses" if name.startswith("array_of") else "status"
+    if t == "int*":
+        if "const" in decl:
+            return "logicals" if name == "periods" else "weights" if name.endswith("weights") else "ints"
+        return {"flag": "flag_out", "index": "index_out", "indx": "index_out", "outcount": "outcount",
+                "array_of_indices": "indices_out"}.get(name)
+    if t == "int":
+        return "logical" if name == "reorder" else "int"
+    return None
+
+
+def fortran_convert_body(name, plist, K, c):
+    """Body of a converting Fortran entry: arguments a0.. then IERROR (NULL when an mpi_f08
+    caller omits it)."""
+    names = [param_name(p) for p in plist]
+    kinds = [fortran_kind(p, n) for p, n in zip(plist, names)]
+    if None in kinds:
+        bad = [p for p, k in zip(plist, kinds) if k is None]
+        sys.exit(f"gen_wrappers: no Fortran conversion rule for {name} parameter(s) {bad}")
+    ints = [i for i, k in enumerate(kinds) if k == "int"]
+    n = f"CARACAL_FINT(a{ints[0]})" if ints else "0"
+    filled = f"v{kinds.index('outcount')}" if "outcount" in kinds else n
+    if "flag_out" in kinds:  # Testall: the statuses are set only when flag is true
+        filled = f"(v{kinds.index('flag_out')} ? {filled} : 0)"
+    c.write(f"    enum {{ K = {K} }};\n    (void)K;\n")
+    pre, args, ok, always = [], [], [], []
+    for i, k in enumerate(kinds):
+        fmt = dict(f=f"a{i}", v=f"v{i}", n=n, filled=filled)
+        r = [x.format(**fmt) for x in FORTRAN_CONVERT[k]]
+        pre.append(r[0]), args.append(r[1]), ok.append(r[2]), always.append(r[3])
+    for s in filter(None, pre):
+        c.write(f"    {s}\n")
+    c.write("    CARACAL_FSITE_LEND();\n")
+    c.write(f"    int rc_ = {name}({', '.join(args)});\n")
+    c.write("    CARACAL_FSITE_END();\n")
+    if any(ok):
+        c.write("    if (rc_ == MPI_SUCCESS || rc_ == MPI_ERR_IN_STATUS) {\n")
+        for s in filter(None, ok):
+            c.write(f"        {s}\n")
+        c.write("    }\n")
+    for s in filter(None, always):
+        c.write(f"    {s}\n")
+    c.write(f"    if (a{len(plist)})\n        CARACAL_FINT(a{len(plist)}) = rc_;\n")
+
+
+def write_fortran(c, fortran, funcs, impl_names):
     c.write("\n/* ---- Fortran entry points (see gen_wrappers.py) ---- */\n")
-    c.write('#include "prof/fhooks.h"\n\n')
+    c.write('#include "prof/fhooks.h"\n#include "fortran.h"\n\n')
     for name, n, has_buf in fortran:
         low = name.lower()
         params = ", ".join(f"void *a{i}" for i in range(n))
@@ -161,8 +257,20 @@ def write_fortran(c, fortran):
         for flavor, names in flavors:
             impl = f"caracal_f{flavor}_{name}"
             fp = f"fp{flavor}_{name}"
-            c.write(f"static caracal_fptr {fp};\n")
             c.write(f"void {impl}({params});\n")
+            convert = {0: "CARACAL_FCONVERT_MPIF", 1: "1"}.get(flavor) if name in impl_names else None
+            if convert:  # flavor 0 converts where the library's mpif.h entries bypass MPI_*
+                c.write(f"#if {convert}\n" if flavor == 0 else "")
+                c.write(f"void {impl}({params})\n{{\n")
+                fortran_convert_body(name, split_params(funcs[name][1]), 0 if flavor == 0 else "CARACAL_FK_F08", c)
+                c.write("}\n")
+                if flavor == 1:
+                    for sym in names:
+                        c.write(f'void {sym}({types}) __attribute__((alias("{impl}")));\n')
+                    c.write("\n")
+                    continue
+                c.write("#else\n")
+            c.write(f"static caracal_fptr {fp};\n")
             c.write(f"void {impl}({params})\n{{\n")
             if flavor == 0:
                 resolve = f'caracal_fortran_target("p{low}_")'
@@ -183,6 +291,8 @@ def write_fortran(c, fortran):
             if site_only:
                 c.write("#endif\n")
             c.write("}\n")
+            if convert:
+                c.write("#endif\n")
             for sym in names:
                 c.write(f'void {sym}({types}) __attribute__((alias("{impl}")));\n')
             c.write("\n")
@@ -253,7 +363,7 @@ def main(preprocessed, interpose_def, out_c, out_h):
             c.write(f"    CARACAL_PROF_EXIT(CARACAL_FN_{name});\n    return rc;\n#endif\n}}\n\n")
         known = {w[0] for w in wrapped} | hand
         fortran = [f for f in fortran_functions(funcs, hand) if f[0] in known]
-        write_fortran(c, fortran)
+        write_fortran(c, fortran, funcs, impl)
     print(f"gen_wrappers: {len(wrapped)} MPI functions interposed, {len(skipped)} skipped, "
           f"{len(fortran)} Fortran entry points", file=sys.stderr)
 

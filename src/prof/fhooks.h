@@ -4,7 +4,10 @@
  * wrapper: K is 0 for mpif.h / `use mpi` symbols, 1 for Open MPI's mpi_f08 symbols; t is
  * the library's own Fortran entry, called with the arguments unchanged. Arguments are
  * pointers to Fortran INTEGERs (handles are converted with PMPI_*_f2c for accounting
- * only); the last one is IERROR (NULL when an f08 caller omits it). */
+ * only); the last one is IERROR (NULL when an f08 caller omits it).
+ * The functions Caracal implements (interpose.def CARACAL_IMPL) use these hooks only where
+ * their Fortran entry passes the call to the library (MPICH's mpif.h layer); elsewhere the
+ * entry converts the arguments and calls the C wrapper (gen_wrappers.py, core/fortran.h). */
 #ifndef CARACAL_PROF_FHOOKS_H
 #define CARACAL_PROF_FHOOKS_H
 #include "prof/hooks.h"
@@ -45,6 +48,13 @@ caracal_fptr caracal_fortran_next(const char *name);
         caracal_call c_ = {.active = 1, .fn = FN, .ra = CARACAL_RA, .t0 = t0_, .t1 = t1_, .site = -1}; \
         caracal_prof_commit(&c_);                                                        \
     }
+
+/* Entries that convert Fortran arguments and call the C wrapper (gen_wrappers.py,
+ * core/fortran.h) lend it the Fortran caller's return address as the call site. */
+#define CARACAL_FSITE_LEND()                       \
+    if (caracal_prof_on && !caracal_prof_depth)    \
+        caracal_site_override = CARACAL_RA
+#define CARACAL_FSITE_END() caracal_site_override = NULL
 
 /* K for mpi_f08 entry points that have a hook: 1 (Open MPI: its f08 status is the mpif.h
  * one, with the same MPI_STATUS_IGNORE), 2 (MPICH: MPI_F08_status and its own IGNORE). */

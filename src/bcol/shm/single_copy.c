@@ -72,7 +72,7 @@ static const char *fetch(cma_task *t, int r, int first, int n, char *out)
     } else {
         int pos = 0;
         rd(t, r, remote, (size_t)first * t->tsize, t->rbuf, (size_t)n * t->tsize);
-        PMPI_Unpack(t->rbuf, (int)((size_t)n * t->tsize), &pos, out, n, t->dt, MPI_COMM_SELF);
+        caracal_type_unpack(t->rbuf, (int)((size_t)n * t->tsize), &pos, out, n, t->dt);
     }
     return out;
 }
@@ -99,8 +99,7 @@ static void reduce_range(cma_task *t, int first, int count, char *to, char *pack
             caracal_type_copy(to + p * t->extent, acc, n, t->dt);
         if (packed) {
             int pos = 0;
-            PMPI_Pack(acc, n, t->dt, packed + (size_t)p * t->tsize, (int)((size_t)n * t->tsize), &pos,
-                      MPI_COMM_SELF);
+            caracal_type_pack(acc, n, t->dt, packed + (size_t)p * t->tsize, (int)((size_t)n * t->tsize), &pos);
         }
     }
 }
@@ -143,7 +142,7 @@ static int progress(caracal_task *task)
                 t->pdst = caracal_shm_scratch(s, 1, bytes);
             if (t->kind != K_CMA_BCAST || me == t->root) {
                 if (!t->contig) /* now, not when built: in a schedule the data may arrive later */
-                    PMPI_Pack(t->src, t->count, t->dt, t->psrc, (int)bytes, &(int){0}, MPI_COMM_SELF);
+                    caracal_type_pack(t->src, t->count, t->dt, t->psrc, (int)bytes, &(int){0});
                 atomic_store_explicit(&s->info[me].src, (uint64_t)(uintptr_t)t->psrc, memory_order_relaxed);
                 post(s->posted, me, a);
             }
@@ -162,7 +161,7 @@ static int progress(caracal_task *task)
                        bytes);
                     if (!t->contig) {
                         int pos = 0;
-                        PMPI_Unpack(t->pdst, (int)bytes, &pos, t->dst, t->count, t->dt, MPI_COMM_SELF);
+                        caracal_type_unpack(t->pdst, (int)bytes, &pos, t->dst, t->count, t->dt);
                     }
                     post(s->ack, me, a);
                 }
@@ -194,7 +193,7 @@ static int progress(caracal_task *task)
                 }
                 if (!t->contig) {
                     int pos = 0;
-                    PMPI_Unpack(t->pdst, (int)bytes, &pos, t->dst, t->count, t->dt, MPI_COMM_SELF);
+                    caracal_type_unpack(t->pdst, (int)bytes, &pos, t->dst, t->count, t->dt);
                 }
             }
             post(s->posted, me, a + 1);

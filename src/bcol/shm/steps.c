@@ -54,7 +54,7 @@ static void copy_in(shm_task *t, char *slot, const char *from, int n)
         memcpy(slot, from, (size_t)n * t->tsize);
     } else {
         int pos = 0;
-        PMPI_Pack(from, n, t->dt, slot, (int)t->seg->slot, &pos, MPI_COMM_SELF);
+        caracal_type_pack(from, n, t->dt, slot, (int)t->seg->slot, &pos);
     }
 }
 
@@ -64,7 +64,7 @@ static void copy_out(shm_task *t, char *to, const char *slot, int n)
         memcpy(to, slot, (size_t)n * t->tsize);
     } else {
         int pos = 0;
-        PMPI_Unpack(slot, (int)t->seg->slot, &pos, to, n, t->dt, MPI_COMM_SELF);
+        caracal_type_unpack(slot, (int)t->seg->slot, &pos, to, n, t->dt);
     }
 }
 
@@ -205,11 +205,38 @@ caracal_task *caracal_shm_barrier(caracal_hier *h) { return make(h, K_BARRIER, N
  * request: a handful of cache-line writes and reads plus the copies. Only when nothing
  * else is in flight (steps run in order), the node level is the whole hierarchy, the data
  * fits one slot and is contiguous; otherwise the caller takes the task path. */
+/* Predefined types that are plain bytes (size == extent, lower bound 0), C and Fortran
+ * (a Fortran caller's MPI_DOUBLE_PRECISION is its own handle, not MPI_DOUBLE). A handle
+ * the library lacks (MPI_DATATYPE_NULL, e.g. a Fortran kind its compiler has not) or that
+ * has gaps is dropped when the table is first used. */
+static MPI_Datatype fast_types[32];
+static int nfast = -1;
+
+static void fast_types_init(void)
+{
+    const MPI_Datatype candidates[] = {
+        MPI_INT, MPI_DOUBLE, MPI_BYTE, MPI_CHAR, MPI_FLOAT, MPI_LONG, MPI_UNSIGNED, MPI_LONG_LONG,
+        MPI_UNSIGNED_LONG, MPI_UINT64_T, MPI_INT64_T, MPI_INT32_T, MPI_UINT8_T,
+        MPI_INTEGER, MPI_REAL, MPI_DOUBLE_PRECISION, MPI_LOGICAL, MPI_CHARACTER, MPI_COMPLEX,
+        MPI_DOUBLE_COMPLEX, MPI_INTEGER4, MPI_INTEGER8, MPI_REAL4, MPI_REAL8};
+    _Static_assert(sizeof candidates / sizeof *candidates <= sizeof fast_types / sizeof *fast_types,
+                   "fast_types too small");
+    nfast = 0;
+    for (size_t i = 0; i < sizeof candidates / sizeof *candidates; i++) {
+        MPI_Aint extent;
+        if (candidates[i] != MPI_DATATYPE_NULL && caracal_type_is_contiguous(candidates[i], &extent))
+            fast_types[nfast++] = candidates[i];
+    }
+}
+
 static int fast_contig(MPI_Datatype dt)
 {
-    return dt == MPI_INT || dt == MPI_DOUBLE || dt == MPI_BYTE || dt == MPI_CHAR || dt == MPI_FLOAT ||
-           dt == MPI_LONG || dt == MPI_UNSIGNED || dt == MPI_LONG_LONG || dt == MPI_UNSIGNED_LONG ||
-           dt == MPI_UINT64_T || dt == MPI_INT64_T || dt == MPI_INT32_T || dt == MPI_UINT8_T;
+    if (nfast < 0)
+        fast_types_init();
+    for (int i = 0; i < nfast; i++)
+        if (dt == fast_types[i])
+            return 1;
+    return 0;
 }
 
 static void wait_until(int (*ready)(caracal_shm_seg *, uint64_t, int), caracal_shm_seg *s, uint64_t v, int who)
