@@ -51,8 +51,12 @@ static rule rules[CARACAL_NCOLL][MAX_RULES];
 static int nrules[CARACAL_NCOLL];
 static int ready;
 
+/* A non-negative number with an optional k/m/g suffix. It must start with a digit: strtoll
+ * alone would also take a sign, so the range "-8k" (up to 8 KiB) read as the number -8192. */
 static int parse_num(const char **p, long long *out)
 {
+    if (!isdigit((unsigned char)**p))
+        return 0;
     char *end;
     long long v = strtoll(*p, &end, 10);
     if (end == *p)
