@@ -6,10 +6,13 @@
  *             (one step instead of reduce + bcast: latency-optimal for small groups);
  *   fan-in, fan-out, barrier: zero-byte steps.
  * Any datatype: contiguous data is copied, other layouts are packed locally.
- * From CARACAL_SHM_CMA_MIN bytes, where the kernel allows it, bcast/reduce/allreduce take
- * the single-copy steps of single_copy.c instead. */
+ * From CARACAL_SHM_CMA_MIN bytes, where the kernel and the per-collective settings allow it,
+ * bcast/reduce/allreduce take the single-copy steps of single_copy.c instead; else, from
+ * CARACAL_SHM_SPLIT_MIN bytes, allreduce takes the split steps of allreduce_split.c. */
 #include "segment.h"
+#include "allreduce_split.h"
 #include "single_copy.h"
+#include "combine.h"
 #include "dtype.h"
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +76,13 @@ static void combine(shm_task *t, uint64_t step, char *to, int n)
 {
     caracal_shm_seg *s = t->seg;
     size_t nb = (size_t)n * t->tsize;
+    if (t->contig && s->n > 1) { /* the last two slots straight into the result: no copy first */
+        caracal_reduce3(caracal_shm_data(s, s->n - 2, step, nb), caracal_shm_data(s, s->n - 1, step, nb), to, n, t->dt,
+                        t->op);
+        for (int r = s->n - 3; r >= 0; r--)
+            caracal_reduce_local(caracal_shm_data(s, r, step, nb), to, n, t->dt, t->op);
+        return;
+    }
     copy_out(t, to, caracal_shm_data(s, s->n - 1, step, nb), n);
     for (int r = s->n - 2; r >= 0; r--) {
         char *in = caracal_shm_data(s, r, step, nb);
@@ -80,7 +90,7 @@ static void combine(shm_task *t, uint64_t step, char *to, int n)
             copy_out(t, t->tmp, in, n);
             in = t->tmp;
         }
-        PMPI_Reduce_local(in, to, n, t->dt, t->op); /* to = slot_r op to */
+        caracal_reduce_local(in, to, n, t->dt, t->op); /* to = slot_r op to */
     }
 }
 
@@ -151,9 +161,11 @@ static caracal_task *make(caracal_hier *h, int kind, const void *src, void *dst,
                           MPI_Op op, int root)
 {
     caracal_shm_seg *s = h->shm;
-    if (kind <= K_ALLREDUCE && (kind != K_REDUCE || s->cma_reduce) && caracal_shm_cma_applies(s, count, dt))
-        return caracal_shm_cma(s, kind == K_BCAST ? K_CMA_BCAST : kind == K_REDUCE ? K_CMA_REDUCE : K_CMA_ALLREDUCE,
-                               src, dst, count, dt, op, root);
+    /* K_BCAST, K_REDUCE, K_ALLREDUCE are K_CMA_BCAST, K_CMA_REDUCE, K_CMA_ALLREDUCE */
+    if (kind <= K_ALLREDUCE && caracal_shm_cma_applies(s, kind, count, dt))
+        return caracal_shm_cma(s, kind, src, dst, count, dt, op, root);
+    if (kind == K_ALLREDUCE && caracal_shm_split_applies(s, count, dt))
+        return caracal_shm_allreduce_split(s, src, dst, count, dt, op);
     shm_task *t = calloc(1, sizeof *t);
     caracal_task_init(&t->task, "shm", progress, destroy);
     static const char *names[] = {"bcast_shm", "reduce_shm", "allreduce_shm", "fanin_shm", "fanout_shm",
@@ -271,7 +283,8 @@ int caracal_shm_now(caracal_hier *h, int kind, const void *src, void *dst, int c
     if (count <= 0 || !fast_contig(dt))
         return 0;
     size_t tsize = caracal_type_size(dt), bytes = tsize * (size_t)count;
-    if (bytes > s->slot || caracal_shm_cma_applies(s, count, dt))
+    if (bytes > s->slot || caracal_shm_cma_applies(s, kind, count, dt) ||
+        (kind == K_ALLREDUCE && caracal_shm_split_applies(s, count, dt)))
         return 0;
     if (kind != K_BCAST)
         root = kind == K_ALLREDUCE ? 0 : root;
@@ -292,9 +305,14 @@ int caracal_shm_now(caracal_hier *h, int kind, const void *src, void *dst, int c
         }
     } else if (kind == K_ALLREDUCE || me == root) {
         wait_until(posted_by_all, s, step, 0);
-        memcpy(dst, caracal_shm_data(s, s->n - 1, step, bytes), bytes);
-        for (int r = s->n - 2; r >= 0; r--)
-            PMPI_Reduce_local(caracal_shm_data(s, r, step, bytes), dst, count, dt, op);
+        if (s->n == 1) {
+            memcpy(dst, caracal_shm_data(s, 0, step, bytes), bytes);
+        } else { /* the last two slots straight into dst, then the others in rank order */
+            caracal_reduce3(caracal_shm_data(s, s->n - 2, step, bytes), caracal_shm_data(s, s->n - 1, step, bytes),
+                            dst, count, dt, op);
+            for (int r = s->n - 3; r >= 0; r--)
+                caracal_reduce_local(caracal_shm_data(s, r, step, bytes), dst, count, dt, op);
+        }
     }
     atomic_store_explicit(&s->ack[me].v, step, memory_order_release);
     s->local_step = step;
