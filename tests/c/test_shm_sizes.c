@@ -8,8 +8,9 @@
  * nearly cancels can differ in its last bits relative to itself (at 2 ranks a sum is one
  * operation per element, the same in either order).
  *
- * Usage: test_shm_sizes SLOT SPLIT_MIN (bytes, k/m suffixes; the values set in
- * CARACAL_SHM_SLOT and CARACAL_SHM_SPLIT_MIN for this run). Cases: bcast (roots 0 and
+ * Usage: test_shm_sizes BYTES... (k/m suffixes): the boundaries of this run's settings (chunk,
+ * slot, split threshold, single-copy piece); counts go to each boundary -1, 0 and +1
+ * element, and to 3.5 times the largest (several pipelined steps). Cases: bcast (roots 0 and
  * last), reduce (roots 0 and last, also in place), allreduce (also in place, nonblocking),
  * for int sum/max/bor, double sum, and a strided double vector (non-contiguous: packed into
  * the slots) with a user sum; bcast of it on even ranks matched by contiguous doubles on odd
@@ -184,22 +185,26 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    long slot = argc > 2 ? parse_size(argv[1]) : -1, split = argc > 2 ? parse_size(argv[2]) : -1;
-    if (slot <= 0 || split < 0) {
+    long bounds[16];
+    int nb = 0, bad = argc < 2 || argc > 16;
+    for (int i = 1; i < argc && !bad; i++)
+        bad = (bounds[nb++] = parse_size(argv[i])) <= 0;
+    if (bad) {
         if (rank == 0)
-            fprintf(stderr, "usage: test_shm_sizes SLOT SPLIT_MIN (bytes, e.g. 1m 64k)\n");
+            fprintf(stderr, "usage: test_shm_sizes BYTES... (1 to 15 boundary sizes, e.g. 64k 1m)\n");
         MPI_Finalize();
         return 2;
     }
+    long largest = 0;
+    for (int i = 0; i < nb; i++)
+        largest = bounds[i] > largest ? bounds[i] : largest;
+    bounds[nb++] = largest * 7 / 2;
     MPI_Type_vector(2, 1, 2, MPI_DOUBLE, &vec);
     MPI_Type_commit(&vec);
     MPI_Op_create(mixed_sum, 1, &mixed_op);
     /* byte sizes around the boundaries; numbers = bytes / 8 (doubles) or / 4 (int), +-1 and odd */
-    long bounds[] = {split, slot, 2 * slot, 3 * slot + slot / 2};
     int seed = 0;
-    for (size_t b = 0; b < sizeof bounds / sizeof *bounds; b++) {
-        if (bounds[b] <= 0)
-            continue;
+    for (int b = 0; b < nb; b++) {
         for (int d = -1; d <= 1; d++) {
             long ni = bounds[b] / 4 + d, nd = bounds[b] / 8 + d;
             run(T_INT, MPI_SUM, "sum", ni, ++seed);

@@ -154,8 +154,11 @@ void caracal_shm_hier_setup(caracal_hier *h)
     s->info = (caracal_shm_info *)(s->ack + n);
     s->data = (char *)(s->info + n);
     s->split_min = (size_t)caracal_setting_int(CARACAL_SET_SHM_SPLIT_MIN);
+    s->chunk = (size_t)caracal_setting_int(CARACAL_SET_SHM_CHUNK);
+    if (s->chunk > slot || s->chunk < 64)
+        s->chunk = slot;
     cma_setup(s, lv->comm);
-    caracal_log("init", "node segment: %d members, %zu-byte slots", n, slot);
+    caracal_log("init", "node segment: %d members, %zu-byte slots, %zu-byte chunks", n, slot, s->chunk);
     h->shm = s;
 }
 

@@ -27,6 +27,7 @@ typedef struct {
 typedef struct {
     void *base;
     size_t bytes, slot;
+    size_t chunk;                    /* bytes per pipelined copy-in/copy-out step (<= slot; CARACAL_SHM_CHUNK) */
     int n, me, level;
     caracal_shm_flag *posted, *ack;  /* [n] each, one cache line per member */
     caracal_shm_info *info;          /* [n] single-copy addresses */

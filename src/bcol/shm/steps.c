@@ -181,7 +181,7 @@ static caracal_task *make(caracal_hier *h, int kind, const void *src, void *dst,
     t->op = op;
     t->tsize = caracal_type_size(dt);
     t->contig = caracal_type_is_contiguous(dt, &t->extent);
-    t->per = t->tsize ? (int)(s->slot / t->tsize) : count;
+    t->per = t->tsize ? (int)(s->chunk / t->tsize) : count; /* pipelined steps of CARACAL_SHM_CHUNK bytes */
     if (t->per < 1)
         t->per = 1;
     t->nchunks = count > 0 ? (count + t->per - 1) / t->per : 1;
@@ -216,7 +216,7 @@ caracal_task *caracal_shm_barrier(caracal_hier *h) { return make(h, K_BARRIER, N
  * task path and members here interoperate), run inline without a task, a schedule or a
  * request: a handful of cache-line writes and reads plus the copies. Only when nothing
  * else is in flight (steps run in order), the node level is the whole hierarchy, the data
- * fits one slot and is contiguous; otherwise the caller takes the task path. */
+ * fits one chunk and is contiguous; otherwise the caller takes the task path. */
 /* Predefined types that are plain bytes (size == extent, lower bound 0), C and Fortran
  * (a Fortran caller's MPI_DOUBLE_PRECISION is its own handle, not MPI_DOUBLE). A handle
  * the library lacks (MPI_DATATYPE_NULL, e.g. a Fortran kind its compiler has not) or that
@@ -283,7 +283,7 @@ int caracal_shm_now(caracal_hier *h, int kind, const void *src, void *dst, int c
     if (count <= 0 || !fast_contig(dt))
         return 0;
     size_t tsize = caracal_type_size(dt), bytes = tsize * (size_t)count;
-    if (bytes > s->slot || caracal_shm_cma_applies(s, kind, count, dt) ||
+    if (bytes > s->chunk || caracal_shm_cma_applies(s, kind, count, dt) ||
         (kind == K_ALLREDUCE && caracal_shm_split_applies(s, count, dt)))
         return 0;
     if (kind != K_BCAST)
