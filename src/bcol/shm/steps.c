@@ -71,18 +71,30 @@ static void copy_out(shm_task *t, char *to, const char *slot, int n)
     }
 }
 
-/* dst = slot_0 op slot_1 op ... op slot_{n-1} (canonical order) */
-static void combine(shm_task *t, uint64_t step, char *to, int n)
+/* The reduce root combines its own input from its buffer instead of copying it into its
+ * slot first (nobody else reads the root's slot in a reduce): contiguous, not in place (in
+ * place the input is the result being written), and not inline-sized (tiny copies cost
+ * nothing). The same test on the blocking path below. */
+static int root_reads_own(const caracal_shm_seg *s, int kind, int root, int contig, const void *src, const void *dst,
+                          size_t nb)
+{
+    return kind == K_REDUCE && s->me == root && s->n > 1 && contig && src != dst && !caracal_shm_is_inline(nb);
+}
+
+/* dst = slot_0 op slot_1 op ... op slot_{n-1} (canonical order); `mine`, when not NULL, is
+ * my own input, read in place of my slot */
+static void combine(shm_task *t, uint64_t step, char *to, int n, const char *mine)
 {
     caracal_shm_seg *s = t->seg;
     size_t nb = (size_t)n * t->tsize;
-    if (t->contig && s->n > 1) { /* the last two slots straight into the result: no copy first */
-        caracal_reduce3(caracal_shm_data(s, s->n - 2, step, nb), caracal_shm_data(s, s->n - 1, step, nb), to, n, t->dt,
-                        t->op);
+#define IN(r) ((r) == s->me && mine ? mine : caracal_shm_data(s, (r), step, nb))
+    if (t->contig && s->n > 1) { /* the last two inputs straight into the result: no copy first */
+        caracal_reduce3(IN(s->n - 2), IN(s->n - 1), to, n, t->dt, t->op);
         for (int r = s->n - 3; r >= 0; r--)
-            caracal_reduce_local(caracal_shm_data(s, r, step, nb), to, n, t->dt, t->op);
+            caracal_reduce_local(IN(r), to, n, t->dt, t->op);
         return;
     }
+#undef IN
     copy_out(t, to, caracal_shm_data(s, s->n - 1, step, nb), n);
     for (int r = s->n - 2; r >= 0; r--) {
         char *in = caracal_shm_data(s, r, step, nb);
@@ -109,7 +121,7 @@ static int progress(caracal_task *task)
                 uint64_t lag = t->kind <= K_ALLREDUCE && caracal_shm_is_inline(nb) ? 1 : 2;
                 if (step > lag && !all_at_least(s->ack, s->n, step - lag))
                     return CARACAL_TASK_PENDING; /* my buffer of step-lag is still being read */
-                if (t->kind <= K_ALLREDUCE)
+                if (t->kind <= K_ALLREDUCE && !root_reads_own(s, t->kind, t->root, t->contig, t->src, t->dst, nb))
                     copy_in(t, caracal_shm_data(s, s->me, step, nb), t->src + first * t->extent, n);
                 atomic_store_explicit(&s->posted[s->me].v, step, memory_order_release);
             }
@@ -138,7 +150,10 @@ static int progress(caracal_task *task)
             if (!all_at_least(s->posted, s->n, step))
                 return CARACAL_TASK_PENDING;
             if (t->kind == K_REDUCE || t->kind == K_ALLREDUCE)
-                combine(t, step, t->dst + first * t->extent, n);
+                combine(t, step, t->dst + first * t->extent, n,
+                        root_reads_own(s, t->kind, t->root, t->contig, t->src, t->dst, (size_t)n * t->tsize)
+                            ? t->src + first * t->extent
+                            : NULL);
             break;
         }
         atomic_store_explicit(&s->ack[s->me].v, step, memory_order_release);
@@ -295,7 +310,8 @@ int caracal_shm_now(caracal_hier *h, int kind, const void *src, void *dst, int c
     if (kind != K_BCAST || me == root) { /* write: my buffer of step-lag must have been read */
         if (step > lag)
             wait_until(acks_from_all, s, step - lag, 0);
-        memcpy(caracal_shm_data(s, me, step, bytes), src, bytes);
+        if (!root_reads_own(s, kind, root, 1, src, dst, bytes))
+            memcpy(caracal_shm_data(s, me, step, bytes), src, bytes);
         atomic_store_explicit(&s->posted[me].v, step, memory_order_release);
     }
     if (kind == K_BCAST) {
@@ -308,10 +324,12 @@ int caracal_shm_now(caracal_hier *h, int kind, const void *src, void *dst, int c
         if (s->n == 1) {
             memcpy(dst, caracal_shm_data(s, 0, step, bytes), bytes);
         } else { /* the last two slots straight into dst, then the others in rank order */
-            caracal_reduce3(caracal_shm_data(s, s->n - 2, step, bytes), caracal_shm_data(s, s->n - 1, step, bytes),
-                            dst, count, dt, op);
+            const char *mine = root_reads_own(s, kind, root, 1, src, dst, bytes) ? src : NULL;
+#define IN(r) ((r) == me && mine ? mine : caracal_shm_data(s, (r), step, bytes))
+            caracal_reduce3(IN(s->n - 2), IN(s->n - 1), dst, count, dt, op);
             for (int r = s->n - 3; r >= 0; r--)
-                caracal_reduce_local(caracal_shm_data(s, r, step, bytes), dst, count, dt, op);
+                caracal_reduce_local(IN(r), dst, count, dt, op);
+#undef IN
         }
     }
     atomic_store_explicit(&s->ack[me].v, step, memory_order_release);
