@@ -45,13 +45,13 @@ static int cut(int n, int members, int r) { return (int)((long long)n * r / memb
 static void pack(split_task *t, const char *from, int n, char *to)
 {
     int pos = 0;
-    PMPI_Pack(from, n, t->dt, to, (int)((size_t)n * t->tsize), &pos, MPI_COMM_SELF);
+    caracal_type_pack(from, n, t->dt, to, (int)((size_t)n * t->tsize), &pos);
 }
 
 static void unpack(split_task *t, const char *from, int n, char *to)
 {
     int pos = 0;
-    PMPI_Unpack(from, (int)((size_t)n * t->tsize), &pos, to, n, t->dt, MPI_COMM_SELF);
+    caracal_type_unpack(from, (int)((size_t)n * t->tsize), &pos, to, n, t->dt);
 }
 
 /* Step A's writes: my input of chunk elements [first, first+n) into my slot. */

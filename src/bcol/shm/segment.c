@@ -24,8 +24,8 @@ static int cma_read_ok(const caracal_shm_seg *s, int r)
 }
 
 /* A per-collective single-copy switch: 0/off/no, 1/on/yes, or auto (only in groups of more
- * than 2: at 2 members copy-in/copy-out through 1 MiB slots measured faster for bcast, and
- * the split allreduce for allreduce; bench/results/coll-assessment.md). */
+ * than 2: at 2 members pipelined copy-in/copy-out measured faster for bcast, and the split
+ * allreduce for allreduce; bench/results/coll-assessment.md). */
 static int per_coll(int setting, int n)
 {
     const char *v = caracal_setting_str(setting);
@@ -109,12 +109,14 @@ void caracal_shm_hier_setup(caracal_hier *h)
         fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
         /* reserve the pages now: a sparse segment that /dev/shm cannot back would fail later
          * with SIGBUS in the middle of a collective; without room for large slots, small ones */
-        if (fd >= 0 && reserve(fd, n, slot) && slot > FALLBACK_SLOT) {
+        int failed = fd < 0 || reserve(fd, n, slot);
+        if (failed && fd >= 0 && slot > FALLBACK_SLOT) {
             caracal_log("init", "node segment: no room in /dev/shm for %zu-byte slots; %d-byte slots", slot,
                         FALLBACK_SLOT);
             slot = FALLBACK_SLOT;
+            failed = reserve(fd, n, slot);
         }
-        if (fd < 0 || reserve(fd, n, slot)) {
+        if (failed) {
             caracal_warn("shared memory: cannot create %s (%zu bytes); the node level uses point-to-point", name,
                          seg_bytes(n, slot));
             ok = 0;
