@@ -3,7 +3,8 @@
  * PMPI_<coll> runs the native library. For each collective and size the two are timed
  * alternately, `reps` times, each `iters` calls separated by a native barrier (the
  * latency of one call, averaged over the loop; the loop's time is the slowest rank's). Prints one JSON object per (collective, size) with the median
- * microseconds per call of each. Usage: coll_bench [reps] [max_bytes] [iter_scale] [collective]
+ * microseconds per call of each, and the fastest single call of each (slowest rank per
+ * call, fastest call over all repeats: on a shared machine the least disturbed call). Usage: coll_bench [reps] [max_bytes] [iter_scale] [collective]
  * (collective: barrier, bcast, reduce or allreduce; default all four) */
 #include <mpi.h>
 #include <stdio.h>
@@ -45,9 +46,10 @@ int main(int argc, char **argv)
     memset(a, 1, maxb);
     memset(b, 0, maxb);
     static const char *names[] = {"barrier", "bcast", "reduce", "allreduce"};
-    double *t[2];
+    double *t[2], fastest[2];
     t[0] = malloc(reps * sizeof(double));
     t[1] = malloc(reps * sizeof(double));
+    double *call = malloc(4096 * sizeof(double)), *callmax = malloc(4096 * sizeof(double));
     for (int coll = 0; coll < 4; coll++) {
         if (only && strcmp(only, names[coll]))
             continue;
@@ -59,6 +61,9 @@ int main(int argc, char **argv)
             int iters = (int)(scale * (bytes <= 4096 ? 200 : bytes <= 65536 ? 60 : bytes <= (1 << 20) ? 12 : 4));
             if (iters < 2)
                 iters = 2;
+            if (iters > 4096)
+                iters = 4096;
+            fastest[0] = fastest[1] = 1e30;
             for (int m = 0; m < 2; m++)
                 run(coll, m, a, b, (int)bytes); /* warm up both */
             for (int r = 0; r < reps; r++)
@@ -69,19 +74,24 @@ int main(int argc, char **argv)
                         PMPI_Barrier(MPI_COMM_WORLD);
                         double t0 = MPI_Wtime();
                         run(coll, m, a, b, (int)bytes);
-                        dt += MPI_Wtime() - t0;
+                        call[i] = MPI_Wtime() - t0;
+                        dt += call[i];
                     }
                     dt /= iters;
                     PMPI_Allreduce(&dt, &mx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
                     t[m][r] = mx;
+                    PMPI_Allreduce(call, callmax, iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+                    for (int i = 0; i < iters; i++)
+                        if (callmax[i] < fastest[m])
+                            fastest[m] = callmax[i];
                 }
             qsort(t[0], reps, sizeof(double), cmp);
             qsort(t[1], reps, sizeof(double), cmp);
             if (rank == 0) {
                 printf("{\"coll\": \"%s\", \"bytes\": %ld, \"ranks\": %d, \"iters\": %d, \"reps\": %d, "
-                       "\"native_us\": %.3f, \"caracal_us\": %.3f}\n",
+                       "\"native_us\": %.3f, \"caracal_us\": %.3f, \"native_min_us\": %.3f, \"caracal_min_us\": %.3f}\n",
                        names[coll], coll == 0 ? 0 : bytes, size, iters, reps, t[0][reps / 2] * 1e6,
-                       t[1][reps / 2] * 1e6);
+                       t[1][reps / 2] * 1e6, fastest[0] * 1e6, fastest[1] * 1e6);
                 fflush(stdout);
             }
         }

@@ -14,26 +14,31 @@ const char *const caracal_coll_names[CARACAL_NCOLL] = {"barrier", "bcast", "redu
 /* Default selection, one line per collective, from bench/coll (results and the
  * reasoning in bench/results/coll.md, coll-assessment.md). Two ranks sharing a node
  * (comm rule `shm`: the whole communicator is one shared-memory group, else native) run
- * the shm steps where they measured faster than the native library in repeated runs:
- * small messages on the blocking inline path; large allreduce on single copy. The
- * measurements differ per library, so the defaults do too (the library is fixed at build
- * time). Larger communicators (4 and 8 ranks, oversubscribed here) use shm primitives
- * only between the native library's eager and rendezvous regimes, and with Open MPI only
- * in the cells that were faster in both the earlier and this branch's run (bcast 2-8 KiB
- * up to 5 ranks, reduce 2-8 KiB from 6, allreduce 16-64 KiB). Everything else goes
- * native, so that no default is slower than the native library. Edit here or override with CARACAL_<COLL> (same grammar, tried first). */
+ * the shm steps at every size: copy-in/copy-out through 1 MiB slots (inline for small
+ * messages, pipelined chunks for large ones, the split allreduce from 64 KiB) measured
+ * faster than both native libraries from 8 B to 4 MiB for bcast, reduce and allreduce
+ * (2026-11-23 section of coll-assessment.md); the exception is Open MPI allreduce at 64 B
+ * (57 B and up no longer fits the inline path): 1.07-1.12x the 0.2 us native call by
+ * median on shm, but 1.07 on native too (Caracal's entry on a native call), and faster on
+ * shm by fastest call (0.94-1.00 vs 1.12), so shm stays. Barrier: shm on MPICH only (Open
+ * MPI's native barrier is as fast). Larger communicators (4 and 8 ranks, oversubscribed here)
+ * use shm primitives only between the native library's eager and rendezvous regimes, and
+ * with Open MPI only in the cells that were faster in both the earlier and the coll2
+ * branch's run (bcast 2-8 KiB up to 5 ranks, reduce 2-8 KiB from 6, allreduce 16-64 KiB).
+ * Everything else goes native, so that no default is slower than the native library.
+ * Edit here or override with CARACAL_<COLL> (same grammar, tried first). */
 #if defined(MPICH_VERSION)
 static const char *const defaults[CARACAL_NCOLL] = {
     [CARACAL_BARRIER]   = "shm#2 native",
-    [CARACAL_BCAST]     = "shm@-8k#2 node/shm@2k-8k knomial:2@2k-8k native",
+    [CARACAL_BCAST]     = "shm#2 node/shm@2k-8k knomial:2@2k-8k native",
     [CARACAL_REDUCE]    = "shm#2 node/shm@2k-8k knomial:2@2k-8k native",
     [CARACAL_ALLREDUCE] = "shm#2 node/shm@2k-64k recdbl:2@2k-64k native",
 };
 #else
 static const char *const defaults[CARACAL_NCOLL] = {
     [CARACAL_BARRIER]   = "native",
-    [CARACAL_BCAST]     = "shm@-8k#2 node/shm@2k-8k knomial:2@2k-8k#3-6 native",
-    [CARACAL_REDUCE]    = "shm@-8k#2 node/shm@2k-8k knomial:2@2k-8k#6- native",
+    [CARACAL_BCAST]     = "shm#2 node/shm@2k-8k knomial:2@2k-8k#3-6 native",
+    [CARACAL_REDUCE]    = "shm#2 node/shm@2k-8k knomial:2@2k-8k#6- native",
     [CARACAL_ALLREDUCE] = "shm#2 node/shm@16k-64k recdbl:2@16k-64k native",
 };
 #endif
@@ -51,8 +56,12 @@ static rule rules[CARACAL_NCOLL][MAX_RULES];
 static int nrules[CARACAL_NCOLL];
 static int ready;
 
+/* A non-negative number with an optional k/m/g suffix. It must start with a digit: strtoll
+ * alone would also take a sign, so the range "-8k" (up to 8 KiB) read as the number -8192. */
 static int parse_num(const char **p, long long *out)
 {
+    if (!isdigit((unsigned char)**p))
+        return 0;
     char *end;
     long long v = strtoll(*p, &end, 10);
     if (end == *p)

@@ -27,13 +27,16 @@ typedef struct {
 typedef struct {
     void *base;
     size_t bytes, slot;
+    size_t chunk;                    /* bytes per pipelined copy-in/copy-out step (<= slot; CARACAL_SHM_CHUNK) */
     int n, me, level;
     caracal_shm_flag *posted, *ack;  /* [n] each, one cache line per member */
     caracal_shm_info *info;          /* [n] single-copy addresses */
     char *data;                      /* [n][2] slots */
     int cma;                         /* single copy (process_vm_readv) usable: agreed by every member */
     size_t cma_min;                  /* bytes from which steps use it */
-    int cma_reduce;                  /* reduce takes it too (CARACAL_SHM_CMA_REDUCE) */
+    int cma_bcast, cma_reduce, cma_allreduce; /* which collectives take it (CARACAL_SHM_CMA_BCAST, ...) */
+    size_t cma_piece;                /* bytes read and combined at a time (CARACAL_SHM_CMA_PIECE) */
+    size_t split_min;                /* allreduce runs split from this many bytes (CARACAL_SHM_SPLIT_MIN; 0 = never) */
     void *scratch[2];                /* single-copy buffers kept between calls (a fresh large malloc is
                                       * a fresh mapping: page faults on every call) */
     size_t scratch_bytes[2];

@@ -20,14 +20,13 @@
  * depends only on the byte count and the availability agreed at setup (segment.c). */
 #define _GNU_SOURCE
 #include "single_copy.h"
+#include "combine.h"
 #include "dtype.h"
 #include "log.h"
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
-
-enum { PIECE = 64 << 10 }; /* bytes combined at a time: stays in cache */
 
 typedef struct {
     caracal_task task;
@@ -92,7 +91,7 @@ static void reduce_range(cma_task *t, int first, int count, char *to, char *pack
         if (last != acc)
             caracal_type_copy(acc, last, n, t->dt);
         for (int r = s->n - 2; r >= 0; r--)
-            PMPI_Reduce_local(fetch(t, r, p, n, t->tmp), acc, n, t->dt, t->op); /* acc = in_r op acc */
+            caracal_reduce_local(fetch(t, r, p, n, t->tmp), acc, n, t->dt, t->op); /* acc = in_r op acc */
         if (direct)
             continue;
         if (to)
@@ -218,9 +217,10 @@ static void destroy(caracal_task *task)
     free(t);
 }
 
-int caracal_shm_cma_applies(const caracal_shm_seg *s, int count, MPI_Datatype dt)
+int caracal_shm_cma_applies(const caracal_shm_seg *s, int kind, int count, MPI_Datatype dt)
 {
-    return s->cma && count > 0 && caracal_type_size(dt) * (size_t)count >= s->cma_min;
+    int wanted = kind == K_CMA_BCAST ? s->cma_bcast : kind == K_CMA_REDUCE ? s->cma_reduce : s->cma_allreduce;
+    return s->cma && wanted && count > 0 && caracal_type_size(dt) * (size_t)count >= s->cma_min;
 }
 
 caracal_task *caracal_shm_cma(caracal_shm_seg *s, int kind, const void *src, void *dst, int count, MPI_Datatype dt,
@@ -239,7 +239,7 @@ caracal_task *caracal_shm_cma(caracal_shm_seg *s, int kind, const void *src, voi
     t->op = op;
     t->tsize = caracal_type_size(dt);
     t->contig = caracal_type_is_contiguous(dt, &t->extent);
-    t->per = (int)(PIECE / t->tsize > 0 ? PIECE / t->tsize : 1);
+    t->per = (int)(s->cma_piece / t->tsize > 0 ? s->cma_piece / t->tsize : 1);
     if (t->contig) {
         t->psrc = (char *)src;
         t->pdst = dst;

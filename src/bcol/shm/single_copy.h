@@ -5,9 +5,10 @@
 
 enum { K_CMA_BCAST, K_CMA_REDUCE, K_CMA_ALLREDUCE };
 
-/** Whether a call of `count` elements of `dt` takes the single-copy path (the same answer on
- *  every member: it depends on the byte count and on what the members agreed at setup). */
-int caracal_shm_cma_applies(const caracal_shm_seg *s, int count, MPI_Datatype dt);
+/** Whether a call of collective `kind` (K_CMA_*) of `count` elements of `dt` takes the
+ *  single-copy path (the same answer on every member: it depends on the byte count, the
+ *  settings and what the members agreed at setup). */
+int caracal_shm_cma_applies(const caracal_shm_seg *s, int kind, int count, MPI_Datatype dt);
 caracal_task *caracal_shm_cma(caracal_shm_seg *s, int kind, const void *src, void *dst, int count, MPI_Datatype dt,
                               MPI_Op op, int root);
 

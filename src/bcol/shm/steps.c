@@ -6,10 +6,13 @@
  *             (one step instead of reduce + bcast: latency-optimal for small groups);
  *   fan-in, fan-out, barrier: zero-byte steps.
  * Any datatype: contiguous data is copied, other layouts are packed locally.
- * From CARACAL_SHM_CMA_MIN bytes, where the kernel allows it, bcast/reduce/allreduce take
- * the single-copy steps of single_copy.c instead. */
+ * From CARACAL_SHM_CMA_MIN bytes, where the kernel and the per-collective settings allow it,
+ * bcast/reduce/allreduce take the single-copy steps of single_copy.c instead; else, from
+ * CARACAL_SHM_SPLIT_MIN bytes, allreduce takes the split steps of allreduce_split.c. */
 #include "segment.h"
+#include "allreduce_split.h"
 #include "single_copy.h"
+#include "combine.h"
 #include "dtype.h"
 #include <stdlib.h>
 #include <string.h>
@@ -68,11 +71,30 @@ static void copy_out(shm_task *t, char *to, const char *slot, int n)
     }
 }
 
-/* dst = slot_0 op slot_1 op ... op slot_{n-1} (canonical order) */
-static void combine(shm_task *t, uint64_t step, char *to, int n)
+/* The reduce root combines its own input from its buffer instead of copying it into its
+ * slot first (nobody else reads the root's slot in a reduce): contiguous, not in place (in
+ * place the input is the result being written), and not inline-sized (tiny copies cost
+ * nothing). The same test on the blocking path below. */
+static int root_reads_own(const caracal_shm_seg *s, int kind, int root, int contig, const void *src, const void *dst,
+                          size_t nb)
+{
+    return kind == K_REDUCE && s->me == root && s->n > 1 && contig && src != dst && !caracal_shm_is_inline(nb);
+}
+
+/* dst = slot_0 op slot_1 op ... op slot_{n-1} (canonical order); `mine`, when not NULL, is
+ * my own input, read in place of my slot */
+static void combine(shm_task *t, uint64_t step, char *to, int n, const char *mine)
 {
     caracal_shm_seg *s = t->seg;
     size_t nb = (size_t)n * t->tsize;
+#define IN(r) ((r) == s->me && mine ? mine : caracal_shm_data(s, (r), step, nb))
+    if (t->contig && s->n > 1) { /* the last two inputs straight into the result: no copy first */
+        caracal_reduce3(IN(s->n - 2), IN(s->n - 1), to, n, t->dt, t->op);
+        for (int r = s->n - 3; r >= 0; r--)
+            caracal_reduce_local(IN(r), to, n, t->dt, t->op);
+        return;
+    }
+#undef IN
     copy_out(t, to, caracal_shm_data(s, s->n - 1, step, nb), n);
     for (int r = s->n - 2; r >= 0; r--) {
         char *in = caracal_shm_data(s, r, step, nb);
@@ -80,7 +102,7 @@ static void combine(shm_task *t, uint64_t step, char *to, int n)
             copy_out(t, t->tmp, in, n);
             in = t->tmp;
         }
-        PMPI_Reduce_local(in, to, n, t->dt, t->op); /* to = slot_r op to */
+        caracal_reduce_local(in, to, n, t->dt, t->op); /* to = slot_r op to */
     }
 }
 
@@ -99,7 +121,7 @@ static int progress(caracal_task *task)
                 uint64_t lag = t->kind <= K_ALLREDUCE && caracal_shm_is_inline(nb) ? 1 : 2;
                 if (step > lag && !all_at_least(s->ack, s->n, step - lag))
                     return CARACAL_TASK_PENDING; /* my buffer of step-lag is still being read */
-                if (t->kind <= K_ALLREDUCE)
+                if (t->kind <= K_ALLREDUCE && !root_reads_own(s, t->kind, t->root, t->contig, t->src, t->dst, nb))
                     copy_in(t, caracal_shm_data(s, s->me, step, nb), t->src + first * t->extent, n);
                 atomic_store_explicit(&s->posted[s->me].v, step, memory_order_release);
             }
@@ -128,7 +150,10 @@ static int progress(caracal_task *task)
             if (!all_at_least(s->posted, s->n, step))
                 return CARACAL_TASK_PENDING;
             if (t->kind == K_REDUCE || t->kind == K_ALLREDUCE)
-                combine(t, step, t->dst + first * t->extent, n);
+                combine(t, step, t->dst + first * t->extent, n,
+                        root_reads_own(s, t->kind, t->root, t->contig, t->src, t->dst, (size_t)n * t->tsize)
+                            ? t->src + first * t->extent
+                            : NULL);
             break;
         }
         atomic_store_explicit(&s->ack[s->me].v, step, memory_order_release);
@@ -151,9 +176,11 @@ static caracal_task *make(caracal_hier *h, int kind, const void *src, void *dst,
                           MPI_Op op, int root)
 {
     caracal_shm_seg *s = h->shm;
-    if (kind <= K_ALLREDUCE && (kind != K_REDUCE || s->cma_reduce) && caracal_shm_cma_applies(s, count, dt))
-        return caracal_shm_cma(s, kind == K_BCAST ? K_CMA_BCAST : kind == K_REDUCE ? K_CMA_REDUCE : K_CMA_ALLREDUCE,
-                               src, dst, count, dt, op, root);
+    /* K_BCAST, K_REDUCE, K_ALLREDUCE are K_CMA_BCAST, K_CMA_REDUCE, K_CMA_ALLREDUCE */
+    if (kind <= K_ALLREDUCE && caracal_shm_cma_applies(s, kind, count, dt))
+        return caracal_shm_cma(s, kind, src, dst, count, dt, op, root);
+    if (kind == K_ALLREDUCE && caracal_shm_split_applies(s, count, dt))
+        return caracal_shm_allreduce_split(s, src, dst, count, dt, op);
     shm_task *t = calloc(1, sizeof *t);
     caracal_task_init(&t->task, "shm", progress, destroy);
     static const char *names[] = {"bcast_shm", "reduce_shm", "allreduce_shm", "fanin_shm", "fanout_shm",
@@ -169,7 +196,7 @@ static caracal_task *make(caracal_hier *h, int kind, const void *src, void *dst,
     t->op = op;
     t->tsize = caracal_type_size(dt);
     t->contig = caracal_type_is_contiguous(dt, &t->extent);
-    t->per = t->tsize ? (int)(s->slot / t->tsize) : count;
+    t->per = t->tsize ? (int)(s->chunk / t->tsize) : count; /* pipelined steps of CARACAL_SHM_CHUNK bytes */
     if (t->per < 1)
         t->per = 1;
     t->nchunks = count > 0 ? (count + t->per - 1) / t->per : 1;
@@ -204,7 +231,7 @@ caracal_task *caracal_shm_barrier(caracal_hier *h) { return make(h, K_BARRIER, N
  * task path and members here interoperate), run inline without a task, a schedule or a
  * request: a handful of cache-line writes and reads plus the copies. Only when nothing
  * else is in flight (steps run in order), the node level is the whole hierarchy, the data
- * fits one slot and is contiguous; otherwise the caller takes the task path. */
+ * fits one chunk and is contiguous; otherwise the caller takes the task path. */
 /* Predefined types that are plain bytes (size == extent, lower bound 0), C and Fortran
  * (a Fortran caller's MPI_DOUBLE_PRECISION is its own handle, not MPI_DOUBLE). A handle
  * the library lacks (MPI_DATATYPE_NULL, e.g. a Fortran kind its compiler has not) or that
@@ -271,7 +298,8 @@ int caracal_shm_now(caracal_hier *h, int kind, const void *src, void *dst, int c
     if (count <= 0 || !fast_contig(dt))
         return 0;
     size_t tsize = caracal_type_size(dt), bytes = tsize * (size_t)count;
-    if (bytes > s->slot || caracal_shm_cma_applies(s, count, dt))
+    if (bytes > s->chunk || caracal_shm_cma_applies(s, kind, count, dt) ||
+        (kind == K_ALLREDUCE && caracal_shm_split_applies(s, count, dt)))
         return 0;
     if (kind != K_BCAST)
         root = kind == K_ALLREDUCE ? 0 : root;
@@ -282,7 +310,8 @@ int caracal_shm_now(caracal_hier *h, int kind, const void *src, void *dst, int c
     if (kind != K_BCAST || me == root) { /* write: my buffer of step-lag must have been read */
         if (step > lag)
             wait_until(acks_from_all, s, step - lag, 0);
-        memcpy(caracal_shm_data(s, me, step, bytes), src, bytes);
+        if (!root_reads_own(s, kind, root, 1, src, dst, bytes))
+            memcpy(caracal_shm_data(s, me, step, bytes), src, bytes);
         atomic_store_explicit(&s->posted[me].v, step, memory_order_release);
     }
     if (kind == K_BCAST) {
@@ -292,9 +321,16 @@ int caracal_shm_now(caracal_hier *h, int kind, const void *src, void *dst, int c
         }
     } else if (kind == K_ALLREDUCE || me == root) {
         wait_until(posted_by_all, s, step, 0);
-        memcpy(dst, caracal_shm_data(s, s->n - 1, step, bytes), bytes);
-        for (int r = s->n - 2; r >= 0; r--)
-            PMPI_Reduce_local(caracal_shm_data(s, r, step, bytes), dst, count, dt, op);
+        if (s->n == 1) {
+            memcpy(dst, caracal_shm_data(s, 0, step, bytes), bytes);
+        } else { /* the last two slots straight into dst, then the others in rank order */
+            const char *mine = root_reads_own(s, kind, root, 1, src, dst, bytes) ? src : NULL;
+#define IN(r) ((r) == me && mine ? mine : caracal_shm_data(s, (r), step, bytes))
+            caracal_reduce3(IN(s->n - 2), IN(s->n - 1), dst, count, dt, op);
+            for (int r = s->n - 3; r >= 0; r--)
+                caracal_reduce_local(IN(r), dst, count, dt, op);
+#undef IN
+        }
     }
     atomic_store_explicit(&s->ack[me].v, step, memory_order_release);
     s->local_step = step;
