@@ -67,17 +67,16 @@ static int applies(caracal_coll c, int blocking, MPI_Comm comm, int count, MPI_D
         goto native;
     if (count > 0 && PMPI_Type_size(dt, &typesize) != MPI_SUCCESS)
         goto native;
-    /* built before selection, whatever it picks: whether a communicator has its hierarchy
-     * then depends only on whether a blocking collective was called on it, not on sizes */
-    if (blocking)
-        *h = caracal_hier_get(comm);
     if (!caracal_select(c, size, (size_t)count * (size_t)typesize, choice))
-        goto native;
-    if (!blocking && !(*h = caracal_hier_find(comm))) {
-        /* The same answer on every rank: the hierarchy exists once the first blocking
-         * collective on comm has run, and MPI requires every rank to call the collectives of
-         * a communicator in the same order, so every rank has seen the same blocking
-         * collectives on comm before this one. */
+        goto native; /* before any hierarchy lookup: a native call pays no attribute access */
+    if (blocking) {
+        *h = caracal_hier_get(comm);
+    } else if (!(*h = caracal_hier_find(comm))) {
+        /* The same answer on every rank: the hierarchy exists once a blocking collective on
+         * comm has selected Caracal. Selection depends only on the communicator's size and the
+         * byte count, which agree across ranks, and MPI requires every rank to call the
+         * collectives of a communicator in the same order, so every rank has seen the same
+         * blocking collectives, with the same selections, on comm before this one. */
         if (log_algo)
             caracal_log("algo", "%s native (nonblocking, no hierarchy yet)", caracal_coll_names[c]);
         return 0;
