@@ -4,6 +4,7 @@
 /* MPICH declares array sizes on MPI_Testall; MPI_STATUSES_IGNORE trips GCC's check */
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
 #include "bcol/bcol.h"
+#include "combine.h"
 #include "dtype.h"
 #include <stdlib.h>
 
@@ -50,7 +51,7 @@ static int progress(caracal_task *t)
             PMPI_Test(&r->req[0], &flag, MPI_STATUS_IGNORE);
             if (!flag)
                 return CARACAL_TASK_PENDING;
-            PMPI_Reduce_local(r->other, r->acc, r->count, r->dt, r->op); /* acc = lower op acc */
+            caracal_reduce_local(r->other, r->acc, r->count, r->dt, r->op); /* acc = lower op acc */
             t->state = STEP;
             continue;
         case STEP:
@@ -70,9 +71,9 @@ static int progress(caracal_task *t)
             if (!flag)
                 return CARACAL_TASK_PENDING;
             if ((r->newrank ^ r->mask) < r->newrank) {
-                PMPI_Reduce_local(r->other, r->acc, r->count, r->dt, r->op); /* acc = theirs op acc */
+                caracal_reduce_local(r->other, r->acc, r->count, r->dt, r->op); /* acc = theirs op acc */
             } else {
-                PMPI_Reduce_local(r->acc, r->other, r->count, r->dt, r->op); /* other = acc op theirs */
+                caracal_reduce_local(r->acc, r->other, r->count, r->dt, r->op); /* other = acc op theirs */
                 void *x = r->acc;
                 r->acc = r->other;
                 r->other = x;

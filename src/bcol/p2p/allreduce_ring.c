@@ -4,6 +4,7 @@
 /* MPICH declares array sizes on MPI_Testall; MPI_STATUSES_IGNORE trips GCC's check */
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
 #include "bcol/bcol.h"
+#include "combine.h"
 #include "dtype.h"
 #include <stdlib.h>
 
@@ -59,7 +60,7 @@ static int progress(caracal_task *t)
             return CARACAL_TASK_PENDING;
         if (s < r->n - 1) {
             int rc = mod(r->me - s - 1, r->n);
-            PMPI_Reduce_local(r->tmp, r->dst + chunk_start(r, rc) * r->extent, chunk_len(r, rc), r->dt, r->op);
+            caracal_reduce_local(r->tmp, r->dst + chunk_start(r, rc) * r->extent, chunk_len(r, rc), r->dt, r->op);
         }
         r->step++;
         caracal_progress_ticks++;

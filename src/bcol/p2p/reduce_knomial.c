@@ -3,6 +3,7 @@
  * rooted at rank 0 and the result forwarded to the real root, so non-commutative
  * operators see their operands in canonical order. Fan-in is the zero-byte case. */
 #include "bcol/bcol.h"
+#include "combine.h"
 #include "dtype.h"
 #include <stdlib.h>
 
@@ -51,7 +52,7 @@ static int progress(caracal_task *t)
             PMPI_Type_get_true_extent(r->dt, &tlb, &textent);
             (void)lb;
             void *in = (char *)r->scratch + r->next * r->span - tlb;
-            PMPI_Reduce_local(r->acc, in, r->count, r->dt, r->op); /* in = acc op child */
+            caracal_reduce_local(r->acc, in, r->count, r->dt, r->op); /* in = acc op child */
             r->acc = in;
             r->next++;
         }

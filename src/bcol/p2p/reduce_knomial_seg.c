@@ -12,6 +12,7 @@
 /* MPICH declares array sizes on MPI_Testall; MPI_STATUSES_IGNORE trips GCC's check */
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
 #include "bcol/bcol.h"
+#include "combine.h"
 #include "config.h"
 #include "dtype.h"
 #include <stdlib.h>
@@ -91,7 +92,7 @@ static int combine_current(reduce_seg *r)
         if (!flag)
             return moved;
         const char *acc = r->child ? child_buf(r, r->cur, r->child - 1) : mine;
-        PMPI_Reduce_local(acc, child_buf(r, r->cur, r->child), len, r->dt, r->op); /* child = acc op child */
+        caracal_reduce_local(acc, child_buf(r, r->cur, r->child), len, r->dt, r->op); /* child = acc op child */
         r->child++;
         moved = 1;
     }
