@@ -1,7 +1,10 @@
 /* Caracal's own combine loops (see combine.h). One loop per (type, operator): the switch
  * picks it once per call, the loop body is a single expression the compiler vectorises.
- * `b` is MPI_Reduce_local's inout operand: MAX keeps b unless in is greater (and MIN unless
- * in is smaller), as the native libraries' loops do, so ties and NaNs give the same bits. */
+ * `b` is MPI_Reduce_local's inout operand: integer MAX keeps b unless in is greater (and MIN
+ * unless in is smaller). Floating-point MAX/MIN are left to the native library: its vector
+ * max/min instructions pick an operand for NaN and for -0.0 vs +0.0 by position (Open MPI's
+ * AVX loops return inout), which a probe of ordinary numbers cannot see, and the result
+ * must be the library's bit for bit. */
 #include "combine.h"
 #include <stdint.h>
 #include <stdlib.h>
@@ -22,7 +25,7 @@
  * as the libraries' (formally undefined) signed arithmetic does in practice. */
 #define ARITH(T, U)                                                                                            \
     if (op == MPI_SUM) LOOP(T, (U)a_ + (U)b_);                                                                 \
-    if (op == MPI_PROD) LOOP(T, (U)a_ * (U)b_);                                                                \
+    if (op == MPI_PROD) LOOP(T, (U)(1u * (U)a_ * (U)b_));                                                                \
     if (op == MPI_MAX) LOOP(T, b_ > a_ ? b_ : a_);                                                             \
     if (op == MPI_MIN) LOOP(T, b_ < a_ ? b_ : a_);
 #define LOGIC(T)                                                                                               \
@@ -44,8 +47,6 @@
     do {                                                                                                       \
         if (op == MPI_SUM) LOOP(T, a_ + b_);                                                                   \
         if (op == MPI_PROD) LOOP(T, a_ * b_);                                                                  \
-        if (op == MPI_MAX) LOOP(T, b_ > a_ ? b_ : a_);                                                         \
-        if (op == MPI_MIN) LOOP(T, b_ < a_ ? b_ : a_);                                                         \
         return 0;                                                                                              \
     } while (0)
 

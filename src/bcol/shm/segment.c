@@ -120,6 +120,11 @@ void caracal_shm_hier_setup(caracal_hier *h)
             caracal_warn("shared memory: cannot create %s (%zu bytes); the node level uses point-to-point", name,
                          seg_bytes(n, slot));
             ok = 0;
+            if (fd >= 0) { /* created but not reservable: remove it now, nobody else will */
+                close(fd);
+                shm_unlink(name);
+                fd = -1;
+            }
             name[0] = 0;
         }
     }
