@@ -14,7 +14,6 @@
 #include "single_copy.h"
 #include "combine.h"
 #include "dtype.h"
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,9 +32,6 @@ typedef struct {
     uint64_t step0;
     void *tmpbase;
     char *tmp;
-    void *user_buf;          /* bcast of non-contiguous data: the caller's buffer, type, count */
-    MPI_Datatype user_dt;    /* (the steps move the packed bytes in tmpbase) */
-    int user_count;
 } shm_task;
 
 static int writes(shm_task *t)
@@ -125,11 +121,6 @@ static int progress(caracal_task *task)
                 uint64_t lag = t->kind <= K_ALLREDUCE && caracal_shm_is_inline(nb) ? 1 : 2;
                 if (step > lag && !all_at_least(s->ack, s->n, step - lag))
                     return CARACAL_TASK_PENDING; /* my buffer of step-lag is still being read */
-                if (t->user_buf && t->chunk == 0) { /* a packed bcast's root: its data is ready now
-                                                       (in a schedule, not when the task was made) */
-                    int pos = 0;
-                    caracal_type_pack(t->user_buf, t->user_count, t->user_dt, t->tmpbase, t->count, &pos);
-                }
                 if (t->kind <= K_ALLREDUCE && !root_reads_own(s, t->kind, t->root, t->contig, t->src, t->dst, nb))
                     copy_in(t, caracal_shm_data(s, s->me, step, nb), t->src + first * t->extent, n);
                 atomic_store_explicit(&s->posted[s->me].v, step, memory_order_release);
@@ -171,10 +162,6 @@ static int progress(caracal_task *task)
         t->chunk++;
         task->state = 0;
     }
-    if (t->user_buf && s->me != t->root) { /* a packed bcast: every byte is here */
-        int pos = 0;
-        caracal_type_unpack(t->tmpbase, t->count, &pos, t->user_buf, t->user_count, t->user_dt);
-    }
     return CARACAL_TASK_DONE;
 }
 
@@ -209,21 +196,6 @@ static caracal_task *make(caracal_hier *h, int kind, const void *src, void *dst,
     t->op = op;
     t->tsize = caracal_type_size(dt);
     t->contig = caracal_type_is_contiguous(dt, &t->extent);
-    if (kind == K_BCAST && count > 0 && t->tsize * (size_t)count <= INT_MAX && t->tsize > 1) {
-        /* Bcast steps are cut in bytes, not in elements of the caller's datatype: MPI lets
-         * every rank describe the same type signature with its own datatype (the root 24576
-         * MPI_DOUBLEs, another rank 8192 elements of a 3-double type), and chunks of elements
-         * would give the ranks different numbers of steps. Reduce and allreduce need no
-         * such care: there MPI requires the same datatype on every rank. Non-contiguous data
-         * is packed whole by the root first and unpacked whole by the others at the end. */
-        int bytes = (int)(t->tsize * (size_t)count);
-        if (!t->contig) {
-            t->tmpbase = malloc((size_t)bytes);
-            t->user_buf = dst, t->user_dt = dt, t->user_count = count; /* the root packs at its first step */
-            t->src = t->dst = t->tmpbase;
-        }
-        t->dt = MPI_BYTE, t->count = count = bytes, t->tsize = 1, t->extent = 1, t->contig = 1;
-    }
     t->per = t->tsize ? (int)(s->chunk / t->tsize) : count; /* pipelined steps of CARACAL_SHM_CHUNK bytes */
     if (t->per < 1)
         t->per = 1;
