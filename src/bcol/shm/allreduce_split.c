@@ -31,14 +31,6 @@ typedef struct {
     void *mem[2];
 } split_task;
 
-static int all_at_least(caracal_shm_flag *f, int n, uint64_t v)
-{
-    for (int r = 0; r < n; r++)
-        if (atomic_load_explicit(&f[r].v, memory_order_acquire) < v)
-            return 0;
-    return 1;
-}
-
 /* First element of member r's slice of a chunk of n elements. */
 static int cut(int n, int members, int r) { return (int)((long long)n * r / members); }
 
@@ -136,23 +128,23 @@ static int progress(caracal_task *task)
         case 0: /* step A, write: my slot of step a was last read in step a-2 */
             if (s->local_step != a - 1)
                 return CARACAL_TASK_PENDING; /* an earlier step comes first */
-            if (a > 2 && !all_at_least(s->ack, s->n, a - 2))
+            if (a > 2 && !caracal_shm_all_acked(s, a - 2))
                 return CARACAL_TASK_PENDING;
             copy_in(t, caracal_shm_slot(s, s->me, a), first, n);
-            atomic_store_explicit(&s->posted[s->me].v, a, memory_order_release);
+            caracal_shm_post(s, a);
             task->state = 1;
             /* fall through */
         case 1: /* every input is there, and my slot of step b (last read in b-2) is free */
-            if (!all_at_least(s->posted, s->n, a) || !all_at_least(s->ack, s->n, a - 1))
+            if (!caracal_shm_all_posted(s, a) || !caracal_shm_all_acked(s, a - 1))
                 return CARACAL_TASK_PENDING;
             combine_slice(t, a, b, first, n);
             atomic_store_explicit(&s->ack[s->me].v, a, memory_order_release);
-            atomic_store_explicit(&s->posted[s->me].v, b, memory_order_release);
+            caracal_shm_post(s, b);
             s->local_step = a;
             task->state = 2;
             /* fall through */
         default: /* step B: the others' result slices */
-            if (!all_at_least(s->posted, s->n, b))
+            if (!caracal_shm_all_posted(s, b))
                 return CARACAL_TASK_PENDING;
             copy_out(t, b, first, n);
             atomic_store_explicit(&s->ack[s->me].v, b, memory_order_release);

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A member's sequence number; in its `posted` line the rest of the line carries the data of
+/* A member's sequence number; in its `posted` lines the rest of the line carries the data of
  * tiny steps inline, so a reader fetches flag and data in one cache-line transfer. */
 typedef struct {
     _Atomic uint64_t v;
@@ -14,6 +14,12 @@ typedef struct {
 } caracal_shm_flag;
 
 #define CARACAL_SHM_INLINE ((size_t)(64 - sizeof(uint64_t)))
+/* Posted lines per member: step t is posted in line t % CARACAL_SHM_LINES, so inline data is
+ * that many steps deep and a writer of tiny steps runs up to that many calls ahead of its
+ * slowest reader (back-to-back small bcasts and reduces: the root, or the contributors, do
+ * not wait for the previous call to be read, as with an eager send). A line only ever grows
+ * (t, then t + LINES), so "has r posted step t" is one load of that line. */
+#define CARACAL_SHM_LINES 8
 
 /* What a member publishes for a single-copy step (one writer per line): where its
  * contiguous source (and, for allreduce, result) buffer lives in its address space. */
@@ -29,7 +35,8 @@ typedef struct {
     size_t bytes, slot;
     size_t chunk;                    /* bytes per pipelined copy-in/copy-out step (<= slot; CARACAL_SHM_CHUNK) */
     int n, me, level;
-    caracal_shm_flag *posted, *ack;  /* [n] each, one cache line per member */
+    caracal_shm_flag *posted;        /* [n][CARACAL_SHM_LINES]: use caracal_shm_post / caracal_shm_has_posted */
+    caracal_shm_flag *ack;           /* [n]: the last step each member finished */
     caracal_shm_info *info;          /* [n] single-copy addresses */
     char *data;                      /* [n][2] slots */
     int cma;                         /* single copy (process_vm_readv) usable: agreed by every member */
@@ -42,6 +49,7 @@ typedef struct {
     size_t scratch_bytes[2];
     uint64_t next_step;              /* steps handed out to tasks (the same on every member) */
     uint64_t local_step;             /* last step this member has finished: steps run in order */
+    uint64_t all_acked;              /* a step every member had finished when last looked (acks only grow) */
 } caracal_shm_seg;
 
 /** Scratch buffer i of at least `bytes`, valid until the next call: only for the step that
@@ -53,14 +61,55 @@ static inline char *caracal_shm_slot(caracal_shm_seg *s, int r, uint64_t step)
     return s->data + ((size_t)r * 2 + (step & 1)) * s->slot;
 }
 
+static inline caracal_shm_flag *caracal_shm_line(caracal_shm_seg *s, int r, uint64_t step)
+{
+    return &s->posted[(size_t)r * CARACAL_SHM_LINES + step % CARACAL_SHM_LINES];
+}
+/** I have written my data of `step` (release: readers that see it see the data). */
+static inline void caracal_shm_post(caracal_shm_seg *s, uint64_t step)
+{
+    atomic_store_explicit(&caracal_shm_line(s, s->me, step)->v, step, memory_order_release);
+}
+/** Member r has posted `step` (only asked of members that write in that step). */
+static inline int caracal_shm_has_posted(caracal_shm_seg *s, int r, uint64_t step)
+{
+    return atomic_load_explicit(&caracal_shm_line(s, r, step)->v, memory_order_acquire) >= step;
+}
+static inline int caracal_shm_all_posted(caracal_shm_seg *s, uint64_t step)
+{
+    for (int r = 0; r < s->n; r++)
+        if (!caracal_shm_has_posted(s, r, step))
+            return 0;
+    return 1;
+}
+
+/** Every member has finished `step`. Answered from the last look when it suffices: reading
+ *  the others' ack lines costs a cache-line transfer each time they have moved on. */
+static inline int caracal_shm_all_acked(caracal_shm_seg *s, uint64_t step)
+{
+    if (s->all_acked >= step)
+        return 1;
+    uint64_t low = UINT64_MAX;
+    for (int r = 0; r < s->n; r++) {
+        uint64_t v = atomic_load_explicit(&s->ack[r].v, memory_order_acquire);
+        if (v < step)
+            return 0;
+        if (v < low)
+            low = v;
+    }
+    s->all_acked = low;
+    return 1;
+}
+
 /* Where member r's data of a step of `bytes` bytes lives: inline in its posted line for tiny
- * steps (1..CARACAL_SHM_INLINE bytes), else its slot. Inline data is single-buffered, so a
- * writer of step t waits until every member has finished step t-1 (not t-2).
+ * steps (1..CARACAL_SHM_INLINE bytes), else its slot (two per member). A writer of step t
+ * therefore waits until every member has finished step t - caracal_shm_lag(bytes).
  * The choice depends on the byte count only: the same on every member. */
 static inline int caracal_shm_is_inline(size_t bytes) { return bytes > 0 && bytes <= CARACAL_SHM_INLINE; }
+static inline uint64_t caracal_shm_lag(size_t bytes) { return caracal_shm_is_inline(bytes) ? CARACAL_SHM_LINES : 2; }
 static inline char *caracal_shm_data(caracal_shm_seg *s, int r, uint64_t step, size_t bytes)
 {
-    return caracal_shm_is_inline(bytes) ? s->posted[r].data : caracal_shm_slot(s, r, step);
+    return caracal_shm_is_inline(bytes) ? caracal_shm_line(s, r, step)->data : caracal_shm_slot(s, r, step);
 }
 
 #endif

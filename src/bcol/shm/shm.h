@@ -5,10 +5,12 @@
  * answer is agreed by every member when the segment is set up.
  *
  * Protocol (segment.c): every transfer is one numbered step, the same numbers on every
- * member. Each member owns two cache lines, `posted` and `ack` (one writer per line),
- * and two data slots (double buffering). To write for step t a member waits until every
- * member has acknowledged step t-2; readers wait for the writer's `posted` to reach t,
- * copy out, then acknowledge t. Messages larger than a slot go in pipelined chunks. */
+ * member. Each member owns an `ack` cache line, CARACAL_SHM_LINES `posted` lines (step t
+ * in line t % LINES, tiny data inline beside the number) and two data slots (double
+ * buffering); one writer per line. To write for step t a member waits until every member
+ * has acknowledged step t-2 (t-LINES for inline data); readers wait for the writer's
+ * posted line of t to reach t, copy out, then acknowledge t. Messages larger than a slot
+ * go in pipelined chunks. */
 #ifndef CARACAL_BCOL_SHM_H
 #define CARACAL_BCOL_SHM_H
 #include "core/progress.h"

@@ -103,14 +103,6 @@ static void reduce_range(cma_task *t, int first, int count, char *to, char *pack
     }
 }
 
-static int all_at_least(caracal_shm_flag *f, int n, uint64_t v)
-{
-    for (int r = 0; r < n; r++)
-        if (atomic_load_explicit(&f[r].v, memory_order_acquire) < v)
-            return 0;
-    return 1;
-}
-
 static void post(caracal_shm_flag *f, int me, uint64_t v)
 {
     atomic_store_explicit(&f[me].v, v, memory_order_release);
@@ -143,7 +135,7 @@ static int progress(caracal_task *task)
                 if (!t->contig) /* now, not when built: in a schedule the data may arrive later */
                     caracal_type_pack(t->src, t->count, t->dt, t->psrc, (int)bytes, &(int){0});
                 atomic_store_explicit(&s->info[me].src, (uint64_t)(uintptr_t)t->psrc, memory_order_relaxed);
-                post(s->posted, me, a);
+                caracal_shm_post(s, a);
             }
             task->state = 1;
             break;
@@ -151,10 +143,10 @@ static int progress(caracal_task *task)
             if (t->kind == K_CMA_BCAST) {
                 if (me == t->root) {
                     post(s->ack, me, a);
-                    if (!all_at_least(s->ack, s->n, a)) /* readers still reading my buffer */
+                    if (!caracal_shm_all_acked(s, a)) /* readers still reading my buffer */
                         return CARACAL_TASK_PENDING;
                 } else {
-                    if (atomic_load_explicit(&s->posted[t->root].v, memory_order_acquire) < a)
+                    if (!caracal_shm_has_posted(s, t->root, a))
                         return CARACAL_TASK_PENDING;
                     rd(t, t->root, atomic_load_explicit(&s->info[t->root].src, memory_order_relaxed), 0, t->pdst,
                        bytes);
@@ -168,7 +160,7 @@ static int progress(caracal_task *task)
                 return CARACAL_TASK_DONE;
             }
             /* reduce and allreduce, step A: my slice of the result (reduce-scatter) */
-            if (!all_at_least(s->posted, s->n, a))
+            if (!caracal_shm_all_posted(s, a))
                 return CARACAL_TASK_PENDING;
             {
                 int lo = slice(t->count, s->n, me), hi = slice(t->count, s->n, me + 1);
@@ -181,7 +173,7 @@ static int progress(caracal_task *task)
             task->state = 2;
             break;
         case 2: /* step B: every slice is ready (and my input no longer read): allgather, or gather to the root */
-            if (!all_at_least(s->ack, s->n, a))
+            if (!caracal_shm_all_acked(s, a))
                 return CARACAL_TASK_PENDING;
             if (gathers(t)) {
                 for (int k = 1; k < s->n; k++) {
@@ -195,11 +187,11 @@ static int progress(caracal_task *task)
                     caracal_type_unpack(t->pdst, (int)bytes, &pos, t->dst, t->count, t->dt);
                 }
             }
-            post(s->posted, me, a + 1);
+            caracal_shm_post(s, a + 1);
             task->state = 3;
             break;
         default: /* nobody reads my result any more */
-            if (!all_at_least(s->posted, s->n, a + 1))
+            if (!caracal_shm_all_posted(s, a + 1))
                 return CARACAL_TASK_PENDING;
             post(s->ack, me, a + 1);
             s->local_step = a + 1;

@@ -43,14 +43,6 @@ static int writes(shm_task *t)
     }
 }
 
-static int all_at_least(caracal_shm_flag *f, int n, uint64_t v)
-{
-    for (int r = 0; r < n; r++)
-        if (atomic_load_explicit(&f[r].v, memory_order_acquire) < v)
-            return 0;
-    return 1;
-}
-
 static void copy_in(shm_task *t, char *slot, const char *from, int n)
 {
     if (t->contig) {
@@ -118,12 +110,12 @@ static int progress(caracal_task *task)
                 return CARACAL_TASK_PENDING; /* an earlier collective's step comes first */
             if (writes(t)) {
                 size_t nb = (size_t)n * t->tsize;
-                uint64_t lag = t->kind <= K_ALLREDUCE && caracal_shm_is_inline(nb) ? 1 : 2;
-                if (step > lag && !all_at_least(s->ack, s->n, step - lag))
+                uint64_t lag = t->kind <= K_ALLREDUCE ? caracal_shm_lag(nb) : 2;
+                if (step > lag && !caracal_shm_all_acked(s, step - lag))
                     return CARACAL_TASK_PENDING; /* my buffer of step-lag is still being read */
                 if (t->kind <= K_ALLREDUCE && !root_reads_own(s, t->kind, t->root, t->contig, t->src, t->dst, nb))
                     copy_in(t, caracal_shm_data(s, s->me, step, nb), t->src + first * t->extent, n);
-                atomic_store_explicit(&s->posted[s->me].v, step, memory_order_release);
+                caracal_shm_post(s, step);
             }
             task->state = 1;
         }
@@ -131,13 +123,13 @@ static int progress(caracal_task *task)
         switch (t->kind) {
         case K_BCAST:
             if (s->me != t->root) {
-                if (atomic_load_explicit(&s->posted[t->root].v, memory_order_acquire) < step)
+                if (!caracal_shm_has_posted(s, t->root, step))
                     return CARACAL_TASK_PENDING;
                 copy_out(t, t->dst + first * t->extent, caracal_shm_data(s, t->root, step, (size_t)n * t->tsize), n);
             }
             break;
         case K_FANOUT:
-            if (atomic_load_explicit(&s->posted[0].v, memory_order_acquire) < step)
+            if (!caracal_shm_has_posted(s, 0, step))
                 return CARACAL_TASK_PENDING;
             break;
         case K_REDUCE:
@@ -147,7 +139,7 @@ static int progress(caracal_task *task)
             /* fall through */
         case K_ALLREDUCE:
         case K_BARRIER:
-            if (!all_at_least(s->posted, s->n, step))
+            if (!caracal_shm_all_posted(s, step))
                 return CARACAL_TASK_PENDING;
             if (t->kind == K_REDUCE || t->kind == K_ALLREDUCE)
                 combine(t, step, t->dst + first * t->extent, n,
@@ -272,12 +264,9 @@ static void wait_until(int (*ready)(caracal_shm_seg *, uint64_t, int), caracal_s
     while (!ready(s, v, who))
         caracal_backoff(&spins);
 }
-static int acks_from_all(caracal_shm_seg *s, uint64_t v, int who) { (void)who; return all_at_least(s->ack, s->n, v); }
-static int posted_by_all(caracal_shm_seg *s, uint64_t v, int who) { (void)who; return all_at_least(s->posted, s->n, v); }
-static int posted_by(caracal_shm_seg *s, uint64_t v, int who)
-{
-    return atomic_load_explicit(&s->posted[who].v, memory_order_acquire) >= v;
-}
+static int acks_from_all(caracal_shm_seg *s, uint64_t v, int who) { (void)who; return caracal_shm_all_acked(s, v); }
+static int posted_by_all(caracal_shm_seg *s, uint64_t v, int who) { (void)who; return caracal_shm_all_posted(s, v); }
+static int posted_by(caracal_shm_seg *s, uint64_t v, int who) { return caracal_shm_has_posted(s, who, v); }
 
 int caracal_shm_now(caracal_hier *h, int kind, const void *src, void *dst, int count, MPI_Datatype dt, MPI_Op op,
                     int root)
@@ -289,7 +278,7 @@ int caracal_shm_now(caracal_hier *h, int kind, const void *src, void *dst, int c
         uint64_t step = ++s->next_step;
         if (step > 2)
             wait_until(acks_from_all, s, step - 2, 0);
-        atomic_store_explicit(&s->posted[s->me].v, step, memory_order_release);
+        caracal_shm_post(s, step);
         wait_until(posted_by_all, s, step, 0);
         atomic_store_explicit(&s->ack[s->me].v, step, memory_order_release);
         s->local_step = step;
@@ -306,13 +295,13 @@ int caracal_shm_now(caracal_hier *h, int kind, const void *src, void *dst, int c
     root = caracal_hier_group_root(h, 0, root);
     uint64_t step = ++s->next_step;
     int me = s->me;
-    uint64_t lag = caracal_shm_is_inline(bytes) ? 1 : 2;
+    uint64_t lag = caracal_shm_lag(bytes);
     if (kind != K_BCAST || me == root) { /* write: my buffer of step-lag must have been read */
         if (step > lag)
             wait_until(acks_from_all, s, step - lag, 0);
         if (!root_reads_own(s, kind, root, 1, src, dst, bytes))
             memcpy(caracal_shm_data(s, me, step, bytes), src, bytes);
-        atomic_store_explicit(&s->posted[me].v, step, memory_order_release);
+        caracal_shm_post(s, step);
     }
     if (kind == K_BCAST) {
         if (me != root) {
