@@ -81,7 +81,7 @@ static int applies(caracal_coll c, int blocking, MPI_Comm comm, int count, MPI_D
             caracal_log("algo", "%s native (nonblocking, no hierarchy yet)", caracal_coll_names[c]);
         return 0;
     }
-    if (!strcmp(choice->top.alg, "shm")) {
+    if (choice->top.shm) {
         /* comm rule `shm`: only where the whole communicator is one shared-memory group (the
          * hierarchy and the segment's setup are agreed by every rank), and only for operators
          * the shm steps combine (non-commutative ones would run flat point-to-point) */
@@ -128,7 +128,22 @@ native:
 static int shm_now(caracal_hier *h, const caracal_choice *ch, int kind, const void *src, void *dst, int count,
                    MPI_Datatype dt, MPI_Op op, int root)
 {
-    if (!h->shm || h->nlevels != 1 || strcmp(caracal_select_level(ch, h->level[0].kind, h->level[0].size).alg, "shm"))
+    /* the node level's rule for a repeat of the last call on this hierarchy is remembered:
+     * small blocking calls are where per-call work shows */
+    static struct {
+        unsigned long serial;
+        size_t bytes;
+        int shm;
+    } node_rule[CARACAL_NCOLL];
+    if (!h->shm || h->nlevels != 1)
+        return 0;
+    int c = ch->coll;
+    if (node_rule[c].serial != h->serial || node_rule[c].bytes != ch->bytes) {
+        node_rule[c].serial = h->serial;
+        node_rule[c].bytes = ch->bytes;
+        node_rule[c].shm = caracal_select_level(ch, h->level[0].kind, h->level[0].size).shm;
+    }
+    if (!node_rule[c].shm)
         return 0;
     if (kind == 1 || kind == 2) {
         int commute = 1;

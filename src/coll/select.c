@@ -115,6 +115,7 @@ static int parse_rule(const char *s, rule *r)
     r->alg.alg[i] = 0;
     if (!i)
         return 0;
+    r->alg.shm = !strcmp(r->alg.alg, "shm");
     if (*s == ':') {
         s++;
         long long v;
@@ -199,34 +200,12 @@ int caracal_select(caracal_coll coll, int comm_size, size_t bytes, caracal_choic
     return ret;
 }
 
-/* The same for the level rule (the blocking shm fast path asks it on every call): one
- * short compare of the kind instead of a walk with a compare per rule. */
-static struct {
-    int valid, n;
-    size_t bytes;
-    char kind[16];
-    caracal_alg top, alg;
-} last_level[CARACAL_NCOLL];
-
 caracal_alg caracal_select_level(const caracal_choice *choice, const char *kind, int n)
 {
-    int c = choice->coll;
-    if (last_level[c].valid && last_level[c].n == n && last_level[c].bytes == choice->bytes &&
-        !strcmp(last_level[c].kind, kind) && !memcmp(&last_level[c].top, &choice->top, sizeof choice->top))
-        return last_level[c].alg;
-    caracal_alg alg = choice->top;
-    for (int i = 0; i < nrules[c]; i++) {
-        rule *r = &rules[c][i];
-        if (!strcmp(r->kind, kind) && in((long long)choice->bytes, r->blo, r->bhi) && in(n, r->nlo, r->nhi)) {
-            alg = r->alg;
-            break;
-        }
+    for (int i = 0; i < nrules[choice->coll]; i++) {
+        rule *r = &rules[choice->coll][i];
+        if (!strcmp(r->kind, kind) && in((long long)choice->bytes, r->blo, r->bhi) && in(n, r->nlo, r->nhi))
+            return r->alg;
     }
-    if (strlen(kind) < sizeof last_level[c].kind) {
-        last_level[c].valid = 1, last_level[c].n = n, last_level[c].bytes = choice->bytes;
-        strcpy(last_level[c].kind, kind);
-        last_level[c].top = choice->top;
-        last_level[c].alg = alg;
-    }
-    return alg;
+    return choice->top;
 }

@@ -23,6 +23,7 @@ typedef enum { CARACAL_BARRIER, CARACAL_BCAST, CARACAL_REDUCE, CARACAL_ALLREDUCE
 typedef struct {
     char alg[16];
     int param;          /* radix, arity; 0 = the algorithm's default */
+    unsigned char shm;  /* alg is "shm" (set by the parser, so hot paths need no strcmp) */
 } caracal_alg;
 
 typedef struct {

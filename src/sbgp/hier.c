@@ -161,7 +161,9 @@ static int add_level(caracal_hier *h, const char *kind, int *part, const long lo
 
 static caracal_hier *build(MPI_Comm comm)
 {
+    static unsigned long serials;
     caracal_hier *h = calloc(1, sizeof *h);
+    h->serial = ++serials;
     h->comm = comm;
     h->refs = 1;
     PMPI_Comm_dup(comm, &h->dup);

@@ -40,6 +40,7 @@ typedef struct caracal_hier {
     int refs;
     void *shm;          /* bcol/shm state of my node group, or NULL */
     char desc[96];      /* e.g. "node(2x2)+top(2)" */
+    unsigned long serial; /* unique per hierarchy built in this process (memos key on it, not the address) */
 } caracal_hier;
 
 /** The hierarchy of an intracommunicator, built if it has none yet: collective over comm,

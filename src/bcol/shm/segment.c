@@ -64,7 +64,11 @@ static void cma_setup(caracal_shm_seg *s, MPI_Comm comm)
 
 enum { SEGMENT_CAP = 16 << 20, FALLBACK_SLOT = 64 << 10 };
 
-static size_t seg_bytes(int n, size_t slot) { return (CARACAL_SHM_LINES + 2) * (size_t)n * 64 + 2 * (size_t)n * slot; }
+static size_t seg_bytes(int n, size_t slot)
+{
+    return (CARACAL_SHM_LINES + 2) * (size_t)n * 64 + (size_t)n * CARACAL_SHM_LINES * CARACAL_SHM_SMALL +
+           2 * (size_t)n * slot;
+}
 
 /* CARACAL_SHM_SLOT, at least 4 KiB, a whole number of cache lines, and small enough that the
  * group's 2n slots fit SEGMENT_CAP (large groups get smaller slots, not a huge segment). */
@@ -159,7 +163,8 @@ void caracal_shm_hier_setup(caracal_hier *h)
     s->posted = (caracal_shm_flag *)base;
     s->ack = s->posted + (size_t)n * CARACAL_SHM_LINES;
     s->info = (caracal_shm_info *)(s->ack + n);
-    s->data = (char *)(s->info + n);
+    s->small = (char *)(s->info + n);
+    s->data = s->small + (size_t)n * CARACAL_SHM_LINES * CARACAL_SHM_SMALL;
     s->split_min = (size_t)caracal_setting_int(CARACAL_SET_SHM_SPLIT_MIN);
     s->chunk = (size_t)caracal_setting_int(CARACAL_SET_SHM_CHUNK);
     if (s->chunk > slot || s->chunk < 64)

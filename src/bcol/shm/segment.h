@@ -20,6 +20,9 @@ typedef struct {
  * not wait for the previous call to be read, as with an eager send). A line only ever grows
  * (t, then t + LINES), so "has r posted step t" is one load of that line. */
 #define CARACAL_SHM_LINES 8
+/* Steps of up to this many bytes that do not fit inline use a ring of as many small buffers
+ * per member, equally deep (the 1 MiB slots are two per member). */
+#define CARACAL_SHM_SMALL 1024
 
 /* What a member publishes for a single-copy step (one writer per line): where its
  * contiguous source (and, for allreduce, result) buffer lives in its address space. */
@@ -38,6 +41,7 @@ typedef struct {
     caracal_shm_flag *posted;        /* [n][CARACAL_SHM_LINES]: use caracal_shm_post / caracal_shm_has_posted */
     caracal_shm_flag *ack;           /* [n]: the last step each member finished */
     caracal_shm_info *info;          /* [n] single-copy addresses */
+    char *small;                     /* [n][CARACAL_SHM_LINES] buffers of CARACAL_SHM_SMALL bytes */
     char *data;                      /* [n][2] slots */
     int cma;                         /* single copy (process_vm_readv) usable: agreed by every member */
     size_t cma_min;                  /* bytes from which steps use it */
@@ -102,14 +106,20 @@ static inline int caracal_shm_all_acked(caracal_shm_seg *s, uint64_t step)
 }
 
 /* Where member r's data of a step of `bytes` bytes lives: inline in its posted line for tiny
- * steps (1..CARACAL_SHM_INLINE bytes), else its slot (two per member). A writer of step t
- * therefore waits until every member has finished step t - caracal_shm_lag(bytes).
+ * steps (1..CARACAL_SHM_INLINE bytes), in its ring of small buffers (CARACAL_SHM_LINES of
+ * CARACAL_SHM_SMALL bytes) up to CARACAL_SHM_SMALL, else in its slot (two per member). A
+ * writer of step t therefore waits until every member has finished step t - caracal_shm_lag.
  * The choice depends on the byte count only: the same on every member. */
 static inline int caracal_shm_is_inline(size_t bytes) { return bytes > 0 && bytes <= CARACAL_SHM_INLINE; }
-static inline uint64_t caracal_shm_lag(size_t bytes) { return caracal_shm_is_inline(bytes) ? CARACAL_SHM_LINES : 2; }
+static inline int caracal_shm_is_small(size_t bytes) { return bytes <= CARACAL_SHM_SMALL; }
+static inline uint64_t caracal_shm_lag(size_t bytes) { return caracal_shm_is_small(bytes) ? CARACAL_SHM_LINES : 2; }
 static inline char *caracal_shm_data(caracal_shm_seg *s, int r, uint64_t step, size_t bytes)
 {
-    return caracal_shm_is_inline(bytes) ? caracal_shm_line(s, r, step)->data : caracal_shm_slot(s, r, step);
+    if (caracal_shm_is_inline(bytes))
+        return caracal_shm_line(s, r, step)->data;
+    if (caracal_shm_is_small(bytes))
+        return s->small + ((size_t)r * CARACAL_SHM_LINES + step % CARACAL_SHM_LINES) * CARACAL_SHM_SMALL;
+    return caracal_shm_slot(s, r, step);
 }
 
 #endif
