@@ -20,8 +20,9 @@ const char *const caracal_coll_names[CARACAL_NCOLL] = {"barrier", "bcast", "redu
  * (2026-11-23 section of coll-assessment.md); the exception is Open MPI allreduce at 64 B
  * (57 B and up no longer fits the inline path): 1.07-1.12x the 0.2 us native call by
  * median on shm, but 1.07 on native too (Caracal's entry on a native call), and faster on
- * shm by fastest call (0.94-1.00 vs 1.12), so shm stays. Barrier: shm on MPICH only (Open
- * MPI's native barrier is as fast). Larger communicators (4 and 8 ranks, oversubscribed here)
+ * shm by fastest call (0.94-1.00 vs 1.12), so shm stays. Barrier: shm at 2 ranks on both
+ * (Open MPI, 11 interleaved launches after the acks were cached: 0.98 against 1.08 for its
+ * native barrier through Caracal's entry; back to back 0.73 against 0.96). Larger communicators (4 and 8 ranks, oversubscribed here)
  * use shm primitives only between the native library's eager and rendezvous regimes, and
  * with Open MPI only in the cells that were faster in both the earlier and the coll2
  * branch's run (bcast 2-8 KiB up to 5 ranks, reduce 2-8 KiB from 6, allreduce 16-64 KiB).
@@ -36,7 +37,7 @@ static const char *const defaults[CARACAL_NCOLL] = {
 };
 #else
 static const char *const defaults[CARACAL_NCOLL] = {
-    [CARACAL_BARRIER]   = "native",
+    [CARACAL_BARRIER]   = "shm#2 native",
     [CARACAL_BCAST]     = "shm#2 node/shm@2k-8k knomial:2@2k-8k#3-6 native",
     [CARACAL_REDUCE]    = "shm#2 node/shm@2k-8k knomial:2@2k-8k#6- native",
     [CARACAL_ALLREDUCE] = "shm#2 node/shm@16k-64k recdbl:2@16k-64k native",
