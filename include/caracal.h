@@ -16,6 +16,11 @@ const char *caracal_version(void);
 /** Print the table of CARACAL_* settings as JSON (schema caracal.settings/1) to stdout. */
 void caracal_print_settings(void);
 
+/** Print every collective family, its selection rules (the user's CARACAL_<COLL> and the
+ *  built-in defaults) and its algorithms with one-line descriptions, as JSON (schema
+ *  caracal.algorithms/1) to stdout. */
+void caracal_print_algorithms(void);
+
 /** Predicted communication cost (QAP objective: edge weight x distance) of this
  *  process's last reordering topology constructor (MPI_Cart_create, MPI_Graph_create,
  *  MPI_Dist_graph_create(_adjacent) with reorder = 1): with the ranks in their old

@@ -9,8 +9,12 @@ int main(int argc, char **argv)
         printf("%s\n", caracal_version());
         return 0;
     }
+    if (argc > 1 && !strcmp(argv[1], "--algorithms")) {
+        caracal_print_algorithms();
+        return 0;
+    }
     if (argc > 1) {
-        fprintf(stderr, "caracal-info: unknown option %s (usage: caracal-info [--version])\n", argv[1]);
+        fprintf(stderr, "caracal-info: unknown option %s (usage: caracal-info [--version|--algorithms])\n", argv[1]);
         return 2;
     }
     caracal_print_settings();

@@ -13,6 +13,8 @@
  * that another rank needs before it enters the same collective (tests/c/test_nb_first.c). */
 #include "gen_funcs.h"
 #include "coll/select.h"
+#include "coll/call.h"
+#include "coll/starts.h"
 #include "config.h"
 #include "dtype.h"
 #include "log.h"
@@ -33,7 +35,7 @@ static void after_init(void)
 {
     int provided = MPI_THREAD_SINGLE;
     PMPI_Query_thread(&provided);
-    enabled = caracal_setting_int(CARACAL_SET_COLL) && provided != MPI_THREAD_MULTIPLE;
+    enabled = caracal_coll_mode() != 0 && provided != MPI_THREAD_MULTIPLE;
     caracal_select_setup();
     log_algo = caracal_log_enabled("algo");
     /* every rank is in MPI_Init (C or Fortran): the one safe moment for MPI_COMM_WORLD, whose
@@ -57,17 +59,26 @@ const caracal_module caracal_coll_module = {"coll", after_init, before_finalize}
 static int applies(caracal_coll c, int blocking, MPI_Comm comm, int count, MPI_Datatype dt, int root, MPI_Op op,
                    caracal_choice *choice, caracal_hier **h)
 {
-    int inter = 1, size, typesize = 0;
-    if (!enabled || comm == MPI_COMM_NULL || count < 0 || dt == MPI_DATATYPE_NULL || op == MPI_OP_NULL)
+    int typesize = 0;
+    if (!enabled || count < 0 || dt == MPI_DATATYPE_NULL || op == MPI_OP_NULL)
+        return caracal_coll_applies(c, blocking, MPI_COMM_NULL, 0, root, op, choice, h);
+    if (count > 0 && PMPI_Type_size(dt, &typesize) != MPI_SUCCESS)
+        return caracal_coll_applies(c, blocking, MPI_COMM_NULL, 0, root, op, choice, h);
+    return caracal_coll_applies(c, blocking, comm, (size_t)count * (size_t)typesize, root, op, choice, h);
+}
+
+int caracal_coll_applies(caracal_coll c, int blocking, MPI_Comm comm, size_t bytes, int root, MPI_Op op,
+                         caracal_choice *choice, caracal_hier **h)
+{
+    int inter = 1, size;
+    if (!enabled || comm == MPI_COMM_NULL)
         goto native;
     if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
         goto native;
     PMPI_Comm_size(comm, &size);
     if (root != MPI_PROC_NULL && (root < 0 || root >= size))
         goto native;
-    if (count > 0 && PMPI_Type_size(dt, &typesize) != MPI_SUCCESS)
-        goto native;
-    if (!caracal_select(c, size, (size_t)count * (size_t)typesize, choice))
+    if (!caracal_select(c, size, bytes, choice))
         goto native; /* before any hierarchy lookup: a native call pays no attribute access */
     if (blocking) {
         *h = caracal_hier_get(comm);
@@ -86,7 +97,7 @@ static int applies(caracal_coll c, int blocking, MPI_Comm comm, int count, MPI_D
          * hierarchy and the segment's setup are agreed by every rank), and only for operators
          * the shm steps combine (non-commutative ones would run flat point-to-point) */
         int commute = 1;
-        if (c == CARACAL_REDUCE || c == CARACAL_ALLREDUCE)
+        if ((caracal_family_flags(c) & CARACAL_FAM_OP) && op != MPI_OP_NULL)
             PMPI_Op_commutative(op, &commute);
         if ((*h)->nlevels != 1 || !caracal_shm_usable(*h, 0) || !commute)
             goto native;
@@ -108,7 +119,7 @@ static int applies(caracal_coll c, int blocking, MPI_Comm comm, int count, MPI_D
         int commute = 1;
         if (c == CARACAL_REDUCE || c == CARACAL_ALLREDUCE)
             PMPI_Op_commutative(op, &commute);
-        if (!commute) /* non-commutative operators run flat and rank-ordered (ml/reduce_hier.c, allreduce_hier.c) */
+        if (!commute && (c == CARACAL_REDUCE || c == CARACAL_ALLREDUCE)) /* non-commutative operators run flat and rank-ordered (ml/reduce_hier.c, allreduce_hier.c) */
             snprintf(levels, sizeof levels, " flat=%s-ordered",
                      c != CARACAL_REDUCE ? "recdbl" : strcmp(choice->top.alg, "knomial_seg") ? "knomial" : "knomial_seg");
         caracal_log("algo", "%s %s%s bytes=%zu ranks=%d levels=%s%s", caracal_coll_names[c], choice->top.alg, param,
@@ -246,4 +257,27 @@ int caracal_impl_MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, M
                                 MPI_Comm comm, MPI_Request *request)
 {
     return allreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
+}
+
+/* The four first families as rows of the algorithm table (coll/algorithms.def): their ml/
+ * schedules read the selected algorithm from a->choice themselves. MPI_IN_PLACE resolved
+ * as the entry points above do. */
+caracal_task *caracal_start_barrier(const caracal_ml_args *a, const caracal_coll_call *call)
+{
+    (void)call;
+    return caracal_ml_barrier(a);
+}
+caracal_task *caracal_start_bcast(const caracal_ml_args *a, const caracal_coll_call *call)
+{
+    return caracal_ml_bcast(a, call->rbuf, call->scount, call->sdt, call->root);
+}
+caracal_task *caracal_start_reduce(const caracal_ml_args *a, const caracal_coll_call *call)
+{
+    const void *src = call->sbuf == MPI_IN_PLACE ? call->rbuf : call->sbuf;
+    return caracal_ml_reduce(a, src, call->rbuf, call->scount, call->sdt, call->op, call->root);
+}
+caracal_task *caracal_start_allreduce(const caracal_ml_args *a, const caracal_coll_call *call)
+{
+    const void *src = call->sbuf == MPI_IN_PLACE ? call->rbuf : call->sbuf;
+    return caracal_ml_allreduce(a, src, call->rbuf, call->scount, call->sdt, call->op);
 }

@@ -1,6 +1,7 @@
 /* The selection tables and their interpreter. */
 #define _GNU_SOURCE
 #include "select.h"
+#include "call.h"
 #include <mpi.h>
 #include "config.h"
 #include "log.h"
@@ -8,8 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-const char *const caracal_coll_names[CARACAL_NCOLL] = {"barrier", "bcast", "reduce", "allreduce"};
+#include <strings.h>
 
 /* Default selection, one line per collective, from bench/coll (results and the
  * reasoning in bench/results/coll.md, coll-assessment.md). Two ranks sharing a node
@@ -28,12 +28,20 @@ const char *const caracal_coll_names[CARACAL_NCOLL] = {"barrier", "bcast", "redu
  * branch's run (bcast 2-8 KiB up to 5 ranks, reduce 2-8 KiB from 6, allreduce 16-64 KiB).
  * Everything else goes native, so that no default is slower than the native library.
  * Edit here or override with CARACAL_<COLL> (same grammar, tried first). */
+/* Families added after the first four: native until measured (bench/coll) */
+#define NEW_FAMILY_DEFAULTS                                                                   \
+    [CARACAL_ALLGATHER] = "native", [CARACAL_ALLGATHERV] = "native", [CARACAL_GATHER] = "native", \
+    [CARACAL_GATHERV] = "native", [CARACAL_SCATTER] = "native", [CARACAL_SCATTERV] = "native",     \
+    [CARACAL_ALLTOALL] = "native", [CARACAL_ALLTOALLV] = "native", [CARACAL_REDUCE_SCATTER] = "native", \
+    [CARACAL_REDUCE_SCATTER_BLOCK] = "native", [CARACAL_SCAN] = "native", [CARACAL_EXSCAN] = "native", \
+    [CARACAL_ALLTOALLW] = "native"
 #if defined(MPICH_VERSION)
 static const char *const defaults[CARACAL_NCOLL] = {
     [CARACAL_BARRIER]   = "shm#2 native",
     [CARACAL_BCAST]     = "shm#2 node/shm@2k-8k knomial:2@2k-8k native",
     [CARACAL_REDUCE]    = "shm#2 node/shm@2k-8k knomial:2@2k-8k native",
     [CARACAL_ALLREDUCE] = "shm#2 node/shm@2k-64k recdbl:2@2k-64k native",
+    NEW_FAMILY_DEFAULTS
 };
 #else
 static const char *const defaults[CARACAL_NCOLL] = {
@@ -41,10 +49,9 @@ static const char *const defaults[CARACAL_NCOLL] = {
     [CARACAL_BCAST]     = "shm#2 node/shm@2k-8k knomial:2@2k-8k#3-6 native",
     [CARACAL_REDUCE]    = "shm#2 node/shm@2k-8k knomial:2@2k-8k#6- native",
     [CARACAL_ALLREDUCE] = "shm#2 node/shm@16k-64k recdbl:2@16k-64k native",
+    NEW_FAMILY_DEFAULTS
 };
 #endif
-static const int setting_of[CARACAL_NCOLL] = {CARACAL_SET_BARRIER, CARACAL_SET_BCAST, CARACAL_SET_REDUCE,
-                                              CARACAL_SET_ALLREDUCE};
 
 typedef struct {
     char kind[8];
@@ -136,19 +143,56 @@ static int parse_rule(const char *s, rule *r)
            !strcmp(r->kind, "socket");
 }
 
+/* A rule must name `native` or an algorithm of its family (coll/algorithms.def): a comm
+ * rule one with a schedule, a level rule any primitive of the family. */
+static int known(int c, const rule *r)
+{
+    if (!strcmp(r->alg.alg, "native"))
+        return 1;
+    const caracal_alg_info *a = caracal_alg_find(c, r->alg.alg);
+    if (!a)
+        return 0;
+    return strcmp(r->kind, "comm") ? strstr(a->scope, "level") != NULL : a->start != NULL;
+}
+
 static void parse_into(int c, const char *text, const char *origin)
 {
     char *copy = strdup(text), *save = NULL;
     for (char *tok = strtok_r(copy, ",; \t", &save); tok; tok = strtok_r(NULL, ",; \t", &save)) {
         if (nrules[c] == MAX_RULES)
             break;
-        if (parse_rule(tok, &rules[c][nrules[c]]))
-            nrules[c]++;
-        else
+        if (!parse_rule(tok, &rules[c][nrules[c]]))
             caracal_warn("%s: cannot read rule '%s' (see `caracal info`); ignored", origin, tok);
+        else if (!known(c, &rules[c][nrules[c]]))
+            caracal_warn("%s: '%s' is not a %s algorithm%s (see `caracal info`); ignored", origin, tok,
+                         caracal_coll_names[c], strcmp(rules[c][nrules[c]].kind, "comm") ? " for a level" : "");
+        else
+            nrules[c]++;
     }
     free(copy);
 }
+
+static int mode = -1;
+
+int caracal_coll_mode(void)
+{
+    if (mode < 0) {
+        const char *v = caracal_setting_str(CARACAL_SET_COLL);
+        if (!strcasecmp(v, "force"))
+            mode = 2;
+        else if (!strcmp(v, "0") || !strcasecmp(v, "no") || !strcasecmp(v, "off") || !strcasecmp(v, "false"))
+            mode = 0;
+        else if (!strcmp(v, "1") || !strcasecmp(v, "yes") || !strcasecmp(v, "on") || !strcasecmp(v, "true") || !*v)
+            mode = 1;
+        else {
+            caracal_warn("CARACAL_COLL=%s is not 0, 1 or force; using 1 (the selection rules)", v);
+            mode = 1;
+        }
+    }
+    return mode;
+}
+
+const char *caracal_select_defaults(caracal_coll coll) { return defaults[coll]; }
 
 void caracal_select_setup(void)
 {
@@ -156,9 +200,12 @@ void caracal_select_setup(void)
         return;
     ready = 1;
     for (int c = 0; c < CARACAL_NCOLL; c++) {
+        int setting = caracal_family_setting(c);
+        if (caracal_family_flags(c) & CARACAL_FAM_NATIVE)
+            continue; /* no algorithm of its own: no rules (the setting is CARACAL_COLL) */
         char origin[64];
-        snprintf(origin, sizeof origin, "CARACAL_%s", caracal_settings[setting_of[c]].name);
-        parse_into(c, caracal_setting_str(setting_of[c]), origin);
+        snprintf(origin, sizeof origin, "CARACAL_%s", caracal_settings[setting].name);
+        parse_into(c, caracal_setting_str(setting), origin);
         parse_into(c, defaults[c], "built-in selection");
     }
 }
@@ -193,6 +240,16 @@ int caracal_select(caracal_coll coll, int comm_size, size_t bytes, caracal_choic
         break;
     }
     int ret = strcmp(choice->top.alg, "native") != 0;
+    if (!ret && caracal_coll_mode() == 2 && !(caracal_family_flags(coll) & CARACAL_FAM_NATIVE)) {
+        /* force: the family's default algorithm wherever the rules say native */
+        const caracal_alg_info *d = caracal_alg_default(coll);
+        if (d) {
+            memset(&choice->top, 0, sizeof choice->top);
+            snprintf(choice->top.alg, sizeof choice->top.alg, "%s", d->name);
+            choice->top.shm = !strcmp(d->name, "shm");
+            ret = 1;
+        }
+    }
     last[coll].choice = *choice;
     last[coll].size = comm_size;
     last[coll].bytes = bytes;

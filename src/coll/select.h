@@ -18,7 +18,13 @@
 #define CARACAL_COLL_SELECT_H
 #include <stddef.h>
 
-typedef enum { CARACAL_BARRIER, CARACAL_BCAST, CARACAL_REDUCE, CARACAL_ALLREDUCE, CARACAL_NCOLL } caracal_coll;
+/* MPI's collective families, in the order of src/coll/families.def */
+typedef enum {
+#define CARACAL_FAMILY(id, name, setting, flags) CARACAL_##id,
+#include "coll/families.def"
+#undef CARACAL_FAMILY
+    CARACAL_NCOLL
+} caracal_coll;
 
 typedef struct {
     char alg[16];
@@ -40,5 +46,10 @@ int caracal_select(caracal_coll coll, int comm_size, size_t bytes, caracal_choic
 caracal_alg caracal_select_level(const caracal_choice *choice, const char *kind, int n);
 /** Parse and check every rule set once (warns about malformed rules). */
 void caracal_select_setup(void);
+/** CARACAL_COLL: 0 = every call native, 1 = the selection rules, 2 = force (a call whose
+ *  rules say `native` runs the family's default Caracal algorithm instead). */
+int caracal_coll_mode(void);
+/** The built-in default rules of a family (for `caracal info`). */
+const char *caracal_select_defaults(caracal_coll coll);
 
 #endif

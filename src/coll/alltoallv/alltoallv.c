@@ -1,0 +1,26 @@
+/* MPI_Alltoallv and MPI_Ialltoallv: the entry points of the alltoallv family.
+ * The algorithms are the rows of coll/algorithms.def for ALLTOALLV, one file each in this folder. */
+#include "gen_funcs.h"
+#include "coll/call.h"
+
+static int alltoallv(caracal_coll_call *c, MPI_Comm comm, MPI_Request *request)
+{
+    caracal_task *t;
+    if (!caracal_coll_call_start(c, comm, !request, &t))
+        return -1;
+    return caracal_coll_call_finish(t, request);
+}
+
+int caracal_impl_MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    caracal_coll_call c = {.coll = CARACAL_ALLTOALLV, .root = MPI_PROC_NULL, .op = MPI_OP_NULL, .sbuf = sendbuf, .scounts = sendcounts, .sdispls = sdispls, .sdt = sendtype, .rbuf = recvbuf, .rcounts = recvcounts, .rdispls = rdispls, .rdt = recvtype};
+    int rc = alltoallv(&c, comm, NULL);
+    return rc >= 0 ? rc : PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+}
+
+int caracal_impl_MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    caracal_coll_call c = {.coll = CARACAL_ALLTOALLV, .root = MPI_PROC_NULL, .op = MPI_OP_NULL, .sbuf = sendbuf, .scounts = sendcounts, .sdispls = sdispls, .sdt = sendtype, .rbuf = recvbuf, .rcounts = recvcounts, .rdispls = rdispls, .rdt = recvtype};
+    int rc = alltoallv(&c, comm, request);
+    return rc >= 0 ? rc : PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+}

@@ -1,0 +1,79 @@
+/* The path of every collective call that goes through the algorithm table (coll/call.h). */
+#include "coll/call.h"
+#include "log.h"
+#include "progress.h"
+
+static size_t tsize(MPI_Datatype dt)
+{
+    int s = 0;
+    if (dt == MPI_DATATYPE_NULL || PMPI_Type_size(dt, &s) != MPI_SUCCESS)
+        return 0;
+    return (size_t)s;
+}
+
+static size_t sum(const int *v, int n)
+{
+    size_t s = 0;
+    for (int i = 0; v && i < n; i++)
+        s += v[i] > 0 ? (size_t)v[i] : 0;
+    return s;
+}
+
+size_t caracal_coll_call_bytes(const caracal_coll_call *c, int n)
+{
+    int rank = 0;
+    switch (c->coll) {
+    case CARACAL_BARRIER:
+        return 0;
+    case CARACAL_BCAST: case CARACAL_REDUCE: case CARACAL_ALLREDUCE: case CARACAL_SCAN: case CARACAL_EXSCAN:
+    case CARACAL_REDUCE_SCATTER_BLOCK:
+        return (size_t)c->scount * tsize(c->sdt);
+    case CARACAL_ALLGATHER: case CARACAL_ALLTOALL: /* the receive side is significant on every rank */
+        return (size_t)c->rcount * tsize(c->rdt);
+    case CARACAL_GATHER: /* the root's receive block, everyone else's send block: one type signature */
+    case CARACAL_SCATTER:
+        (void)rank;
+        return c->coll == CARACAL_GATHER ? (c->sbuf == MPI_IN_PLACE ? (size_t)c->rcount * tsize(c->rdt)
+                                                                      : (size_t)c->scount * tsize(c->sdt))
+                                         : (c->rbuf == MPI_IN_PLACE || c->rdt == MPI_DATATYPE_NULL
+                                                ? (size_t)c->scount * tsize(c->sdt)
+                                                : (size_t)c->rcount * tsize(c->rdt));
+    case CARACAL_ALLGATHERV:
+        return n ? sum(c->rcounts, n) * tsize(c->rdt) / n : 0;
+    case CARACAL_REDUCE_SCATTER:
+        return n ? sum(c->rcounts, n) * tsize(c->sdt) / n : 0;
+    default: /* gatherv, scatterv, alltoallv, alltoallw: no count every rank knows */
+        return 0;
+    }
+}
+
+int caracal_coll_call_start(const caracal_coll_call *call, MPI_Comm comm, int blocking, caracal_task **task)
+{
+    caracal_choice ch;
+    caracal_hier *h = NULL;
+    int flags = caracal_family_flags(call->coll), n = 0;
+    *task = NULL;
+    if (flags & CARACAL_FAM_NATIVE)
+        return 0;
+    if (comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &n) != MPI_SUCCESS)
+        return 0;
+    /* invalid arguments go to the library, whose checks and error handler report them */
+    if (call->scount < 0 || call->rcount < 0 || ((flags & CARACAL_FAM_OP) && call->op == MPI_OP_NULL))
+        return 0;
+    size_t bytes = caracal_coll_call_bytes(call, n);
+    if (!caracal_coll_applies(call->coll, blocking, comm, bytes, call->root, call->op, &ch, &h))
+        return 0;
+    const caracal_alg_info *alg = caracal_alg_find(call->coll, ch.top.alg);
+    if (!alg || !alg->start) { /* the selection only accepts table rows; defensive */
+        caracal_warn("internal: no start function for %s %s", caracal_coll_names[call->coll], ch.top.alg);
+        return 0;
+    }
+    caracal_ml_args a = {h, &ch, caracal_hier_next_tag(h)};
+    *task = alg->start(&a, call);
+    return *task != NULL;
+}
+
+int caracal_coll_call_finish(caracal_task *task, MPI_Request *request)
+{
+    return request ? caracal_request_start(task, request, NULL, NULL) : caracal_request_run(task, NULL, NULL);
+}

@@ -1,0 +1,77 @@
+/* One call of any collective family, as data, and the path every entry point takes.
+ *
+ * An entry point (src/coll/<family>/<family>.c: MPI_X and MPI_IX) fills a caracal_coll_call
+ * with its arguments and asks caracal_coll_call_start() whether Caracal runs it. If so it
+ * gets a task (the schedule of the selected algorithm, from the algorithm table) and runs
+ * it to completion (blocking) or hands it out as a request (nonblocking); if not, it calls
+ * the native PMPI function itself. Persistent collectives keep the call and start it again.
+ *
+ * Arguments are MPI's, with MPI_IN_PLACE kept as given (each algorithm resolves it: its
+ * meaning differs per family and per rank). Arrays (v-variants) are the caller's: MPI
+ * requires them to stay untouched until a nonblocking call completes. */
+#ifndef CARACAL_COLL_CALL_H
+#define CARACAL_COLL_CALL_H
+#include <mpi.h>
+#include "coll/select.h"
+#include "ml/schedule.h"
+
+enum { CARACAL_FAM_NATIVE = 1, CARACAL_FAM_ROOT = 2, CARACAL_FAM_OP = 4, CARACAL_FAM_VECTOR = 8 };
+
+typedef struct {
+    caracal_coll coll;
+    const void *sbuf;
+    void *rbuf;
+    int scount, rcount;                 /* non-v families; reduce-type families use scount */
+    const int *scounts, *sdispls;       /* v-variants (alltoallv, scatterv) */
+    const int *rcounts, *rdispls;       /* v-variants (allgatherv, gatherv, alltoallv, reduce_scatter) */
+    MPI_Datatype sdt, rdt;              /* reduce-type families use sdt */
+    MPI_Op op;                          /* MPI_OP_NULL where none */
+    int root;                           /* MPI_PROC_NULL where none */
+} caracal_coll_call;
+
+/* An algorithm's start function: build the task that runs `call` on the hierarchy a->h
+ * (tags [a->tag, a->tag + 64) are its own; a->choice holds the selected rule, for its
+ * parameter and the level rules). `a` and `call` live only while it runs: copy what the
+ * task needs (the buffers and arrays they point to are the user's and stay valid). */
+typedef caracal_task *(*caracal_coll_start_fn)(const caracal_ml_args *a, const caracal_coll_call *call);
+
+/* One row of the algorithm table (coll/algorithms.def). */
+typedef struct {
+    caracal_coll coll;
+    const char *name;        /* as written in rules */
+    caracal_coll_start_fn start; /* NULL: a level primitive only (usable in `node/`, `top/` rules) */
+    const char *scope;       /* "comm" (a schedule), "level" (a primitive), "comm+level" */
+    const char *desc;        /* one line */
+} caracal_alg_info;
+
+extern const caracal_alg_info caracal_algs[];
+extern const int caracal_nalgs;
+
+/** The row of `name` in family `coll` (scope comm or level), or NULL. */
+const caracal_alg_info *caracal_alg_find(caracal_coll coll, const char *name);
+/** The family's default Caracal algorithm: its first comm row (CARACAL_COLL=force). NULL if none. */
+const caracal_alg_info *caracal_alg_default(caracal_coll coll);
+/** Family flags (CARACAL_FAM_*) and the setting id holding its rules. */
+int caracal_family_flags(caracal_coll coll);
+int caracal_family_setting(caracal_coll coll);
+
+/** The byte count the selection sees for this call: the same on every rank (the per-rank
+ *  block for gather/scatter/allgather/alltoall-type families, the whole vector for
+ *  bcast/reduce/allreduce/scan, the mean block for allgatherv and reduce_scatter, 0 for
+ *  gatherv, scatterv, alltoallv, whose ranks know only their own counts). */
+size_t caracal_coll_call_bytes(const caracal_coll_call *call, int comm_size);
+
+/** The applicability test and selection every entry point shares (coll/coll.c): whether
+ *  Caracal runs a call of family c on comm with this agreed byte count; fills *choice and,
+ *  if so, *h (built here if `blocking`; a nonblocking call without a hierarchy goes native). */
+int caracal_coll_applies(caracal_coll c, int blocking, MPI_Comm comm, size_t bytes, int root, MPI_Op op,
+                         caracal_choice *choice, caracal_hier **h);
+
+/** Whether Caracal runs this call, and if so its task in *task (run it with
+ *  caracal_coll_call_finish). Returns 0 when the caller must run the native function.
+ *  `blocking`: every rank of comm is in this very call (the hierarchy may be built). */
+int caracal_coll_call_start(const caracal_coll_call *call, MPI_Comm comm, int blocking, caracal_task **task);
+/** Run a started task to completion (request NULL) or hand it out as *request. */
+int caracal_coll_call_finish(caracal_task *task, MPI_Request *request);
+
+#endif

@@ -1,0 +1,26 @@
+/* MPI_Exscan and MPI_Iexscan: the entry points of the exscan family.
+ * The algorithms are the rows of coll/algorithms.def for EXSCAN, one file each in this folder. */
+#include "gen_funcs.h"
+#include "coll/call.h"
+
+static int exscan(caracal_coll_call *c, MPI_Comm comm, MPI_Request *request)
+{
+    caracal_task *t;
+    if (!caracal_coll_call_start(c, comm, !request, &t))
+        return -1;
+    return caracal_coll_call_finish(t, request);
+}
+
+int caracal_impl_MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    caracal_coll_call c = {.coll = CARACAL_EXSCAN, .root = MPI_PROC_NULL, .sbuf = sendbuf, .rbuf = recvbuf, .scount = count, .sdt = datatype, .op = op};
+    int rc = exscan(&c, comm, NULL);
+    return rc >= 0 ? rc : PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+int caracal_impl_MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    caracal_coll_call c = {.coll = CARACAL_EXSCAN, .root = MPI_PROC_NULL, .sbuf = sendbuf, .rbuf = recvbuf, .scount = count, .sdt = datatype, .op = op};
+    int rc = exscan(&c, comm, request);
+    return rc >= 0 ? rc : PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
+}

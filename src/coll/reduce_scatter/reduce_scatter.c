@@ -1,0 +1,26 @@
+/* MPI_Reduce_scatter and MPI_Ireduce_scatter: the entry points of the reduce_scatter family (recvcounts[] in rcounts, the datatype in sdt).
+ * The algorithms are the rows of coll/algorithms.def for REDUCE_SCATTER, one file each in this folder. */
+#include "gen_funcs.h"
+#include "coll/call.h"
+
+static int reduce_scatter(caracal_coll_call *c, MPI_Comm comm, MPI_Request *request)
+{
+    caracal_task *t;
+    if (!caracal_coll_call_start(c, comm, !request, &t))
+        return -1;
+    return caracal_coll_call_finish(t, request);
+}
+
+int caracal_impl_MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    caracal_coll_call c = {.coll = CARACAL_REDUCE_SCATTER, .root = MPI_PROC_NULL, .sbuf = sendbuf, .rbuf = recvbuf, .rcounts = recvcounts, .sdt = datatype, .op = op};
+    int rc = reduce_scatter(&c, comm, NULL);
+    return rc >= 0 ? rc : PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
+}
+
+int caracal_impl_MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    caracal_coll_call c = {.coll = CARACAL_REDUCE_SCATTER, .root = MPI_PROC_NULL, .sbuf = sendbuf, .rbuf = recvbuf, .rcounts = recvcounts, .sdt = datatype, .op = op};
+    int rc = reduce_scatter(&c, comm, request);
+    return rc >= 0 ? rc : PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
+}

@@ -1,0 +1,26 @@
+/* MPI_Reduce_scatter_block and MPI_Ireduce_scatter_block: the entry points of the reduce_scatter_block family (the block count travels in scount).
+ * The algorithms are the rows of coll/algorithms.def for REDUCE_SCATTER_BLOCK, one file each in this folder. */
+#include "gen_funcs.h"
+#include "coll/call.h"
+
+static int reduce_scatter_block(caracal_coll_call *c, MPI_Comm comm, MPI_Request *request)
+{
+    caracal_task *t;
+    if (!caracal_coll_call_start(c, comm, !request, &t))
+        return -1;
+    return caracal_coll_call_finish(t, request);
+}
+
+int caracal_impl_MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    caracal_coll_call c = {.coll = CARACAL_REDUCE_SCATTER_BLOCK, .root = MPI_PROC_NULL, .sbuf = sendbuf, .rbuf = recvbuf, .scount = recvcount, .sdt = datatype, .op = op};
+    int rc = reduce_scatter_block(&c, comm, NULL);
+    return rc >= 0 ? rc : PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
+}
+
+int caracal_impl_MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    caracal_coll_call c = {.coll = CARACAL_REDUCE_SCATTER_BLOCK, .root = MPI_PROC_NULL, .sbuf = sendbuf, .rbuf = recvbuf, .scount = recvcount, .sdt = datatype, .op = op};
+    int rc = reduce_scatter_block(&c, comm, request);
+    return rc >= 0 ? rc : PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+}

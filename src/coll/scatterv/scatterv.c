@@ -1,0 +1,26 @@
+/* MPI_Scatterv and MPI_Iscatterv: the entry points of the scatterv family.
+ * The algorithms are the rows of coll/algorithms.def for SCATTERV, one file each in this folder. */
+#include "gen_funcs.h"
+#include "coll/call.h"
+
+static int scatterv(caracal_coll_call *c, MPI_Comm comm, MPI_Request *request)
+{
+    caracal_task *t;
+    if (!caracal_coll_call_start(c, comm, !request, &t))
+        return -1;
+    return caracal_coll_call_finish(t, request);
+}
+
+int caracal_impl_MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    caracal_coll_call c = {.coll = CARACAL_SCATTERV, .op = MPI_OP_NULL, .sbuf = sendbuf, .scounts = sendcounts, .sdispls = displs, .sdt = sendtype, .rbuf = recvbuf, .rcount = recvcount, .rdt = recvtype, .root = root};
+    int rc = scatterv(&c, comm, NULL);
+    return rc >= 0 ? rc : PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+
+int caracal_impl_MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    caracal_coll_call c = {.coll = CARACAL_SCATTERV, .op = MPI_OP_NULL, .sbuf = sendbuf, .scounts = sendcounts, .sdispls = displs, .sdt = sendtype, .rbuf = recvbuf, .rcount = recvcount, .rdt = recvtype, .root = root};
+    int rc = scatterv(&c, comm, request);
+    return rc >= 0 ? rc : PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+}
