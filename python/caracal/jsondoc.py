@@ -2,6 +2,7 @@
 import json
 from pathlib import Path
 
+from . import safejson
 from .errors import UsageError
 
 
@@ -23,7 +24,7 @@ def read_json(path) -> dict:
     except UnicodeDecodeError:
         raise UsageError(f"{path}: not a JSON document (not UTF-8 text)") from None
     try:
-        doc = json.loads(text, parse_constant=_reject_constant)
+        doc = safejson.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as e:
         # An error at the very end means the writer stopped early; anything
         # else is damage in the middle.

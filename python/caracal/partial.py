@@ -10,6 +10,8 @@ import re
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
+from . import safejson
+
 PIECE = re.compile(r"\.rank(\d+)\.json$")
 
 
@@ -113,7 +115,7 @@ def finish_profile(out: Path) -> Optional[str]:
     docs = []
     for _, p in pieces:
         try:
-            docs.append(json.loads(p.read_text()))
+            docs.append(safejson.loads(p.read_text()))
         except (OSError, ValueError):
             continue  # a piece cut short by the crash: that rank counts as missing
     if not docs:

@@ -9,6 +9,7 @@ import json
 import math
 from pathlib import Path
 
+from . import safejson
 from .errors import UsageError
 
 SCHEMA = "caracal.topology/1"
@@ -48,7 +49,7 @@ def load_json(path) -> dict:
     if not text.strip():
         raise UsageError(f"{path}: empty file")
     try:
-        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
+        return safejson.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as e:
         where = "unexpected end of file (truncated?)" if e.pos >= len(text.rstrip()) else f"line {e.lineno}"
         raise UsageError(f"{path}: not valid JSON: {where}: {e.msg}")

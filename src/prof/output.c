@@ -13,12 +13,18 @@
 
 static int piece_written;
 
-/* Write through PATH.tmp then rename, so nobody reads half a document. */
+/* Write through a fresh temporary file beside PATH, then rename, so nobody reads half a
+ * document. The temporary is created exclusively (O_EXCL: an existing file or a planted
+ * symlink at that name is never opened, let alone overwritten); a taken name moves on to the
+ * next suffix. Only open/snprintf: this also runs in a signal handler (partial pieces). */
 static int write_doc(const char *path, const caracal_doc *d, caracal_jw *w)
 {
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = -1;
+    for (int k = 0; k < 64 && fd < 0; k++) {
+        snprintf(tmp, sizeof tmp, "%s.tmp%d.%d", path, (int)getpid(), k);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    }
     if (fd < 0)
         return -1;
     caracal_jw_init(w, fd);

@@ -57,6 +57,15 @@ static void read_facts(void)
     PMPI_Get_library_version(lib, &len);
     lib[len < (int)sizeof lib ? len : (int)sizeof lib - 1] = 0;
     lib[strcspn(lib, "\n")] = 0;
+    /* MPICH writes "MPICH Version:\t4.0.2": control characters become one space each run */
+    char *o = lib;
+    for (const char *c = lib; *c; c++) {
+        if ((unsigned char)*c >= 0x20)
+            *o++ = *c;
+        else if (o > lib && o[-1] != ' ')
+            *o++ = ' ';
+    }
+    *o = 0;
     snprintf(caracal_prof_library, sizeof caracal_prof_library, "%.255s", lib);
     PMPI_Get_version(&v, &sv);
     snprintf(caracal_prof_mpi_version, sizeof caracal_prof_mpi_version, "%d.%d", v, sv);
