@@ -40,8 +40,10 @@ static void after_init(void)
     log_algo = caracal_log_enabled("algo");
     /* every rank is in MPI_Init (C or Fortran): the one safe moment for MPI_COMM_WORLD, whose
      * first collective may be a nonblocking one */
-    if (enabled)
+    if (enabled) {
+        caracal_shm_budget_setup();
         caracal_hier_get(MPI_COMM_WORLD);
+    }
 }
 
 static void before_finalize(void)

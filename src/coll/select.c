@@ -6,6 +6,8 @@
 #include "config.h"
 #include "log.h"
 #include <ctype.h>
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,17 +73,21 @@ static int parse_num(const char **p, long long *out)
     if (!isdigit((unsigned char)**p))
         return 0;
     char *end;
+    errno = 0;
     long long v = strtoll(*p, &end, 10);
-    if (end == *p)
+    if (end == *p || errno == ERANGE)
         return 0;
+    int shift = 0;
     switch (tolower((unsigned char)*end)) {
-    case 'k': v <<= 10; end++; break;
-    case 'm': v <<= 20; end++; break;
-    case 'g': v <<= 30; end++; break;
+    case 'k': shift = 10; end++; break;
+    case 'm': shift = 20; end++; break;
+    case 'g': shift = 30; end++; break;
     default: break;
     }
+    if (v > (LLONG_MAX >> shift))
+        return 0; /* overflow: refused, not wrapped */
     *p = end;
-    *out = v;
+    *out = v << shift;
     return 1;
 }
 
@@ -92,8 +98,11 @@ static int parse_range(const char **p, long long *lo, long long *hi)
     int has_lo = parse_num(p, lo);
     if (**p == '-') {
         (*p)++;
-        parse_num(p, hi);
-        return 1;
+        if (!isdigit((unsigned char)**p))
+            return has_lo; /* "lo-": unbounded above; "-" alone is empty */
+        if (!parse_num(p, hi))
+            return 0;
+        return *hi > *lo; /* lo-hi must hold something: an inverted or empty range is refused */
     }
     if (!has_lo)
         return 0;
@@ -127,7 +136,10 @@ static int parse_rule(const char *s, rule *r)
     if (*s == ':') {
         s++;
         long long v;
-        if (!parse_num(&s, &v))
+        if (!parse_num(&s, &v) || v > 1024)
+            return 0; /* a radix or arity beyond any group size */
+        /* a k-nomial radix below 2 is no tree; an n-ary arity of 1 is a chain */
+        if (v < (strcmp(r->alg.alg, "nary") ? 2 : 1))
             return 0;
         r->alg.param = (int)v;
     }
@@ -162,14 +174,39 @@ static void parse_into(int c, const char *text, const char *origin)
         if (nrules[c] == MAX_RULES)
             break;
         if (!parse_rule(tok, &rules[c][nrules[c]]))
-            caracal_warn("%s: cannot read rule '%s' (see `caracal info`); ignored", origin, tok);
+            caracal_warn_job("%s: cannot read rule '%s' (grammar: [kind/]alg[:k][@bytes][#ranks], radix >= 2, "
+                             "ranges lo-hi with lo < hi; see `caracal info`); ignored", origin, tok);
         else if (!known(c, &rules[c][nrules[c]]))
-            caracal_warn("%s: '%s' is not a %s algorithm%s (see `caracal info`); ignored", origin, tok,
-                         caracal_coll_names[c], strcmp(rules[c][nrules[c]].kind, "comm") ? " for a level" : "");
+            caracal_warn_job("%s: '%s' is not a %s algorithm%s (see `caracal info`); ignored", origin, tok,
+                             caracal_coll_names[c], strcmp(rules[c][nrules[c]].kind, "comm") ? " for a level" : "");
         else
             nrules[c]++;
     }
     free(copy);
+}
+
+/* Level rules choose a primitive inside a Caracal schedule; on their own they would never
+ * apply wherever the defaults say native. A user's rule set with level rules and no comm
+ * rule therefore also selects the family's default schedule for the calls the level rules
+ * cover (their byte and size ranges); `CARACAL_LOG=init` says so. */
+static void imply_schedule(int c, int first, const char *origin)
+{
+    int has_comm = 0, nlevel = nrules[c] - first;
+    for (int i = first; i < nrules[c]; i++)
+        has_comm |= !strcmp(rules[c][i].kind, "comm");
+    const caracal_alg_info *d = caracal_alg_default(c);
+    if (has_comm || !nlevel || !d)
+        return;
+    for (int i = first; i < first + nlevel && nrules[c] < MAX_RULES; i++) {
+        rule *r = &rules[c][nrules[c]++];
+        *r = rules[c][i];
+        strcpy(r->kind, "comm");
+        memset(&r->alg, 0, sizeof r->alg);
+        snprintf(r->alg.alg, sizeof r->alg.alg, "%s", d->name);
+        r->nlo = 0; /* the level's group-size range is not the communicator's */
+        r->nhi = -1;
+    }
+    caracal_log("init", "%s has only level rules: the %s schedule runs where they apply", origin, d->name);
 }
 
 static int mode = -1;
@@ -185,7 +222,7 @@ int caracal_coll_mode(void)
         else if (!strcmp(v, "1") || !strcasecmp(v, "yes") || !strcasecmp(v, "on") || !strcasecmp(v, "true") || !*v)
             mode = 1;
         else {
-            caracal_warn("CARACAL_COLL=%s is not 0, 1 or force; using 1 (the selection rules)", v);
+            caracal_warn_job("CARACAL_COLL=%s is not 0, 1 or force; using 1 (the selection rules)", v);
             mode = 1;
         }
     }
@@ -206,6 +243,7 @@ void caracal_select_setup(void)
         char origin[64];
         snprintf(origin, sizeof origin, "CARACAL_%s", caracal_settings[setting].name);
         parse_into(c, caracal_setting_str(setting), origin);
+        imply_schedule(c, 0, origin);
         parse_into(c, defaults[c], "built-in selection");
     }
 }

@@ -2,6 +2,8 @@
 #include "config.h"
 #include "log.h"
 #include <ctype.h>
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,15 +78,20 @@ static int parse_bool(const char *s, long long *out)
 static int parse_size(const char *s, long long *out)
 {
     char *end;
+    errno = 0;
     long long v = strtoll(s, &end, 10);
-    if (end == s)
+    if (end == s || errno == ERANGE)
         return -1;
+    int shift = 0;
     switch (tolower((unsigned char)*end)) {
-    case 'k': v <<= 10; end++; break;
-    case 'm': v <<= 20; end++; break;
-    case 'g': v <<= 30; end++; break;
+    case 'k': shift = 10; end++; break;
+    case 'm': shift = 20; end++; break;
+    case 'g': shift = 30; end++; break;
     default: break;
     }
+    if (v > (LLONG_MAX >> shift) || v < -(LLONG_MAX >> shift))
+        return -1; /* would overflow */
+    v *= 1LL << shift;
     if (*end == 'b' || *end == 'B')
         end++;
     if (*end)
@@ -93,23 +100,57 @@ static int parse_size(const char *s, long long *out)
     return 0;
 }
 
+/* The smallest value each numeric setting takes (the others: 0). A value below it, a
+ * value that does not parse or overflows is refused with one warning per job, and the
+ * default is used: a clamp nobody is told about hides a typo. */
+static const struct {
+    int id;
+    long long min;
+    const char *why;
+} minimum[] = {
+    {CARACAL_SET_SEGMENT_SIZE, 1, "a segment holds at least one byte"},
+    {CARACAL_SET_REDUCE_SEGMENT, 1, "a segment holds at least one byte"},
+    {CARACAL_SET_REDUCE_SEGMENTS, 1, "at least one segment in flight"},
+    {CARACAL_SET_SHM_SLOT, 4096, "a slot is at least a page"},
+    {CARACAL_SET_SHM_CHUNK, 64, "a chunk is at least a cache line"},
+    {CARACAL_SET_SHM_CMA_PIECE, 64, "a piece is at least a cache line"},
+};
+
+static long long min_of(int id, const char **why)
+{
+    for (size_t i = 0; i < sizeof minimum / sizeof *minimum; i++)
+        if (minimum[i].id == id) {
+            *why = minimum[i].why;
+            return minimum[i].min;
+        }
+    *why = "it cannot be negative";
+    return 0;
+}
+
 long long caracal_setting_int(int id)
 {
+    static unsigned char warned[CARACAL_SET_COUNT];
     const caracal_setting_info *s = &caracal_settings[id];
     const char *v = caracal_setting_str(id);
     long long out = 0;
     int rc;
     char *end;
+    errno = 0;
     switch (s->type) {
     case CARACAL_BOOL: rc = parse_bool(v, &out); break;
     case CARACAL_SIZE: rc = parse_size(v, &out); break;
     default:
         out = strtoll(v, &end, 10);
-        rc = (end == v || *end) ? -1 : 0;
+        rc = (end == v || *end || errno == ERANGE) ? -1 : 0;
         break;
     }
+    const char *why = "not a valid value";
+    if (!rc && s->type != CARACAL_BOOL && out < min_of(id, &why))
+        rc = -1;
     if (rc) {
-        caracal_warn("CARACAL_%s=%s is not a valid value; using the default %s", s->name, v, s->default_value);
+        if (!warned[id]++)
+            caracal_warn_job("CARACAL_%s=%s is refused (%s); using the default %s", s->name, v, why,
+                             s->default_value);
         parse_size(s->default_value, &out);
         if (s->type == CARACAL_BOOL)
             parse_bool(s->default_value, &out);

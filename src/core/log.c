@@ -52,3 +52,13 @@ void caracal_warn(const char *fmt, ...)
     vline("warning: ", fmt, ap);
     va_end(ap);
 }
+
+void caracal_warn_job(const char *fmt, ...)
+{
+    if (caracal_world_rank > 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vline("warning: ", fmt, ap);
+    va_end(ap);
+}

@@ -16,4 +16,8 @@ void caracal_log(const char *topic, const char *fmt, ...) __attribute__((format(
 /** Print one warning line, always. */
 void caracal_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/** A warning about something every rank sees alike (settings, rules): printed once per
+ *  job, by world rank 0 (or by whoever calls before MPI_Init has given ranks). */
+void caracal_warn_job(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 #endif

@@ -4,6 +4,7 @@
 #include "config.h"
 #include "log.h"
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,7 +63,84 @@ static void cma_setup(caracal_shm_seg *s, MPI_Comm comm)
     caracal_log("init", "node segment: single copy %s", ok ? "on" : "off");
 }
 
-enum { SEGMENT_CAP = 16 << 20, FALLBACK_SLOT = 64 << 10 };
+enum { SEGMENT_CAP = 16 << 20, FALLBACK_SLOT = 64 << 10, MIN_SLOT = 4 << 10 };
+
+/* The node's budget (CARACAL_SHM_CAP): every segment on a node takes its bytes from one
+ * counter shared by the job's processes on that node, so /dev/shm stays bounded however many
+ * communicators a program keeps (a 2.5D code's rows, columns and layers, a library that dups
+ * freely). Segments are created largest slot first; when the budget is short, smaller slots
+ * (FALLBACK_SLOT, then MIN_SLOT), and when even those do not fit, no segment: the node level
+ * runs point-to-point (one warning per job). Bytes return to the budget when the communicator
+ * is freed. The counter lives in a page of its own, created in MPI_Init over
+ * MPI_COMM_TYPE_SHARED of MPI_COMM_WORLD (caracal_shm_budget_setup); without it (no
+ * collectives at init) each process counts for itself. */
+typedef struct {
+    _Atomic long long used;
+    _Atomic int warned; /* the "budget is full" warning is printed once per node */
+} shm_budget;
+static shm_budget *budget, own_budget;
+static long long budget_cap = -1;
+
+void caracal_shm_budget_setup(void)
+{
+    MPI_Comm node;
+    if (budget || PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS)
+        return;
+    int me, fd = -1;
+    char name[64] = "";
+    PMPI_Comm_rank(node, &me);
+    if (me == 0) {
+        unsigned long long rnd = 0;
+        if (getrandom(&rnd, sizeof rnd, 0) != sizeof rnd)
+            rnd = (unsigned long long)getpid() * 2654435761u;
+        snprintf(name, sizeof name, "/caracal-budget-%d-%016llx", (int)getpid(), rnd);
+        fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+        if (fd < 0 || ftruncate(fd, 4096) || posix_fallocate(fd, 0, 4096)) {
+            if (fd >= 0) {
+                close(fd);
+                shm_unlink(name);
+                fd = -1;
+            }
+            name[0] = 0;
+        }
+    }
+    PMPI_Bcast(name, sizeof name, MPI_CHAR, 0, node);
+    if (me != 0 && name[0])
+        fd = shm_open(name, O_RDWR, 0600);
+    void *p = fd >= 0 ? mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+    if (fd >= 0)
+        close(fd);
+    int ok = p != MAP_FAILED;
+    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, node);
+    if (me == 0 && name[0])
+        shm_unlink(name);
+    if (ok)
+        budget = p; /* kept mapped until the process ends: 4 KiB */
+    else if (p != MAP_FAILED)
+        munmap(p, 4096);
+    PMPI_Comm_free(&node);
+}
+
+/* Take `bytes` (whole pages, as /dev/shm stores them) from the node's budget; 0 if it would
+ * exceed the cap. */
+static int budget_take(size_t bytes)
+{
+    bytes = (bytes + 4095) & ~(size_t)4095;
+    if (budget_cap < 0)
+        budget_cap = caracal_setting_int(CARACAL_SET_SHM_CAP);
+    shm_budget *b = budget ? budget : &own_budget;
+    long long was = atomic_fetch_add(&b->used, (long long)bytes);
+    if (was + (long long)bytes <= budget_cap)
+        return 1;
+    atomic_fetch_sub(&b->used, (long long)bytes);
+    return 0;
+}
+
+static void budget_give(size_t bytes)
+{
+    bytes = (bytes + 4095) & ~(size_t)4095;
+    atomic_fetch_sub(&(budget ? budget : &own_budget)->used, (long long)bytes);
+}
 
 static size_t seg_bytes(int n, size_t slot)
 {
@@ -112,17 +190,26 @@ void caracal_shm_hier_setup(caracal_hier *h)
         snprintf(name, sizeof name, "/caracal-%d-%016llx", (int)getpid(), rnd);
         fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
         /* reserve the pages now: a sparse segment that /dev/shm cannot back would fail later
-         * with SIGBUS in the middle of a collective; without room for large slots, small ones */
-        int failed = fd < 0 || reserve(fd, n, slot);
-        if (failed && fd >= 0 && slot > FALLBACK_SLOT) {
-            caracal_log("init", "node segment: no room in /dev/shm for %zu-byte slots; %d-byte slots", slot,
-                        FALLBACK_SLOT);
-            slot = FALLBACK_SLOT;
-            failed = reserve(fd, n, slot);
+         * with SIGBUS in the middle of a collective. Without room in the node's budget or in
+         * /dev/shm for large slots, smaller ones. */
+        int failed = 1;
+        for (size_t want = slot; fd >= 0 && failed; want = want > FALLBACK_SLOT ? FALLBACK_SLOT : MIN_SLOT) {
+            if (want < slot)
+                caracal_log("init", "node segment: no room for %zu-byte slots; trying %zu-byte slots", slot, want);
+            slot = want;
+            if (budget_take(seg_bytes(n, slot))) {
+                failed = reserve(fd, n, slot) != 0;
+                if (failed)
+                    budget_give(seg_bytes(n, slot));
+            }
+            if (slot <= MIN_SLOT)
+                break;
         }
         if (failed) {
-            caracal_warn("shared memory: cannot create %s (%zu bytes); the node level uses point-to-point", name,
-                         seg_bytes(n, slot));
+            if (!atomic_exchange(&(budget ? budget : &own_budget)->warned, 1))
+                caracal_warn("shared memory: the node's budget (CARACAL_SHM_CAP=%s) or /dev/shm is full; "
+                             "node levels of further communicators use point-to-point",
+                             caracal_setting_str(CARACAL_SET_SHM_CAP));
             ok = 0;
             if (fd >= 0) { /* created but not reservable: remove it now, nobody else will */
                 close(fd);
@@ -151,6 +238,8 @@ void caracal_shm_hier_setup(caracal_hier *h)
     if (!ok) {
         if (base != MAP_FAILED)
             munmap(base, bytes);
+        if (me == 0 && name[0])
+            budget_give(bytes);
         return;
     }
     caracal_shm_seg *s = calloc(1, sizeof *s);
@@ -180,6 +269,8 @@ void caracal_shm_hier_free(caracal_hier *h)
     if (!s)
         return;
     munmap(s->base, s->bytes);
+    if (s->me == 0) /* the creator took the bytes from the node's budget */
+        budget_give(s->bytes);
     free(s->scratch[0]);
     free(s->scratch[1]);
     free(s);

@@ -16,6 +16,9 @@
 #include "core/progress.h"
 #include "sbgp/hier.h"
 
+/** The node-wide budget of segment bytes (CARACAL_SHM_CAP): collective over MPI_COMM_WORLD,
+ *  called in MPI_Init before any segment exists. */
+void caracal_shm_budget_setup(void);
 /** Set up the segment of my node group (collective over the node level's group). */
 void caracal_shm_hier_setup(caracal_hier *h);
 /** Free the segment state of a hierarchy (called when the hierarchy is freed). */
