@@ -138,7 +138,7 @@ static int progress(caracal_task *task)
             if (!caracal_shm_all_posted(s, a) || !caracal_shm_all_acked(s, a - 1))
                 return CARACAL_TASK_PENDING;
             combine_slice(t, a, b, first, n);
-            atomic_store_explicit(&s->ack[s->me].v, a, memory_order_release);
+            caracal_shm_ack(s, a);
             caracal_shm_post(s, b);
             s->local_step = a;
             task->state = 2;
@@ -147,7 +147,7 @@ static int progress(caracal_task *task)
             if (!caracal_shm_all_posted(s, b))
                 return CARACAL_TASK_PENDING;
             copy_out(t, b, first, n);
-            atomic_store_explicit(&s->ack[s->me].v, b, memory_order_release);
+            caracal_shm_ack(s, b);
             s->local_step = b;
             caracal_progress_ticks++;
             t->chunk++;

@@ -4,6 +4,7 @@
 #include "config.h"
 #include "log.h"
 #include <fcntl.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,6 +90,19 @@ void caracal_shm_budget_setup(void)
     int me, fd = -1;
     char name[64] = "";
     PMPI_Comm_rank(node, &me);
+    /* do this node's ranks outnumber the cores they may run on (the union of their masks)? */
+    cpu_set_t mask;
+    unsigned long bits[sizeof(cpu_set_t) / sizeof(unsigned long)];
+    CPU_ZERO(&mask);
+    if (sched_getaffinity(0, sizeof mask, &mask))
+        CPU_SET(0, &mask);
+    memcpy(bits, &mask, sizeof bits);
+    PMPI_Allreduce(MPI_IN_PLACE, bits, (int)(sizeof bits / sizeof *bits), MPI_UNSIGNED_LONG, MPI_BOR, node);
+    memcpy(&mask, bits, sizeof bits);
+    int nodesize, cores = CPU_COUNT(&mask);
+    PMPI_Comm_size(node, &nodesize);
+    caracal_wait_set_oversubscribed(nodesize > cores);
+    caracal_log("init", "node: %d ranks on %d cores%s", nodesize, cores, nodesize > cores ? " (oversubscribed)" : "");
     if (me == 0) {
         unsigned long long rnd = 0;
         if (getrandom(&rnd, sizeof rnd, 0) != sizeof rnd)
@@ -144,7 +158,7 @@ static void budget_give(size_t bytes)
 
 static size_t seg_bytes(int n, size_t slot)
 {
-    return (CARACAL_SHM_LINES + 2) * (size_t)n * 64 + (size_t)n * CARACAL_SHM_LINES * CARACAL_SHM_SMALL +
+    return (CARACAL_SHM_LINES + 2) * (size_t)n * 64 + sizeof(caracal_wait_line) + (size_t)n * CARACAL_SHM_LINES * CARACAL_SHM_SMALL +
            2 * (size_t)n * slot;
 }
 
@@ -252,14 +266,19 @@ void caracal_shm_hier_setup(caracal_hier *h)
     s->posted = (caracal_shm_flag *)base;
     s->ack = s->posted + (size_t)n * CARACAL_SHM_LINES;
     s->info = (caracal_shm_info *)(s->ack + n);
-    s->small = (char *)(s->info + n);
+    s->wait = (caracal_wait_line *)(s->info + n);
+    s->small = (char *)(s->wait + 1);
     s->data = s->small + (size_t)n * CARACAL_SHM_LINES * CARACAL_SHM_SMALL;
     s->split_min = (size_t)caracal_setting_int(CARACAL_SET_SHM_SPLIT_MIN);
     s->chunk = (size_t)caracal_setting_int(CARACAL_SET_SHM_CHUNK);
     if (s->chunk > slot || s->chunk < 64)
         s->chunk = slot;
     cma_setup(s, lv->comm);
-    caracal_log("init", "node segment: %d members, %zu-byte slots, %zu-byte chunks", n, slot, s->chunk);
+    /* writers wake sleepers if any member may sleep (a member's strategy is its own setting) */
+    s->futex = caracal_wait_strategy() == CARACAL_WAIT_FUTEX;
+    PMPI_Allreduce(MPI_IN_PLACE, &s->futex, 1, MPI_INT, MPI_MAX, lv->comm);
+    caracal_log("init", "node segment: %d members, %zu-byte slots, %zu-byte chunks, waits %s", n, slot, s->chunk,
+                s->futex ? "spin then futex" : "spin/yield/nap");
     h->shm = s;
 }
 

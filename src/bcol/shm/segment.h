@@ -2,6 +2,7 @@
 #ifndef CARACAL_BCOL_SHM_SEGMENT_H
 #define CARACAL_BCOL_SHM_SEGMENT_H
 #include "shm.h"
+#include "core/wait.h"
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -41,6 +42,8 @@ typedef struct {
     caracal_shm_flag *posted;        /* [n][CARACAL_SHM_LINES]: use caracal_shm_post / caracal_shm_has_posted */
     caracal_shm_flag *ack;           /* [n]: the last step each member finished */
     caracal_shm_info *info;          /* [n] single-copy addresses */
+    caracal_wait_line *wait;         /* members asleep in a futex wait on this segment's lines */
+    int futex;                       /* some member may sleep in a futex wait: writers wake (agreed at setup) */
     char *small;                     /* [n][CARACAL_SHM_LINES] buffers of CARACAL_SHM_SMALL bytes */
     char *data;                      /* [n][2] slots */
     int cma;                         /* single copy (process_vm_readv) usable: agreed by every member */
@@ -69,15 +72,32 @@ static inline caracal_shm_flag *caracal_shm_line(caracal_shm_seg *s, int r, uint
 {
     return &s->posted[(size_t)r * CARACAL_SHM_LINES + step % CARACAL_SHM_LINES];
 }
-/** I have written my data of `step` (release: readers that see it see the data). */
+/** I have written my data of `step` (release: readers that see it see the data); wakes the
+ *  members asleep on the segment, if any (core/wait.h). */
 static inline void caracal_shm_post(caracal_shm_seg *s, uint64_t step)
 {
-    atomic_store_explicit(&caracal_shm_line(s, s->me, step)->v, step, memory_order_release);
+    caracal_shm_flag *f = caracal_shm_line(s, s->me, step);
+    atomic_store_explicit(&f->v, step, memory_order_release);
+    if (s->futex)
+        caracal_wait_wake(s->wait, &f->v);
 }
-/** Member r has posted `step` (only asked of members that write in that step). */
+/** I have finished `step` (my ack line); wakes sleepers as caracal_shm_post does. */
+static inline void caracal_shm_ack(caracal_shm_seg *s, uint64_t step)
+{
+    atomic_store_explicit(&s->ack[s->me].v, step, memory_order_release);
+    if (s->futex)
+        caracal_wait_wake(s->wait, &s->ack[s->me].v);
+}
+/** Member r has posted `step` (only asked of members that write in that step). When not,
+ *  the line is left as the wait hint: a waiter that has spun long enough sleeps on it. */
 static inline int caracal_shm_has_posted(caracal_shm_seg *s, int r, uint64_t step)
 {
-    return atomic_load_explicit(&caracal_shm_line(s, r, step)->v, memory_order_acquire) >= step;
+    _Atomic uint64_t *v = &caracal_shm_line(s, r, step)->v;
+    if (atomic_load_explicit(v, memory_order_acquire) >= step)
+        return 1;
+    if (s->futex)
+        caracal_wait_hint(s->wait, v, step);
+    return 0;
 }
 static inline int caracal_shm_all_posted(caracal_shm_seg *s, uint64_t step)
 {
@@ -96,8 +116,11 @@ static inline int caracal_shm_all_acked(caracal_shm_seg *s, uint64_t step)
     uint64_t low = UINT64_MAX;
     for (int r = 0; r < s->n; r++) {
         uint64_t v = atomic_load_explicit(&s->ack[r].v, memory_order_acquire);
-        if (v < step)
+        if (v < step) {
+            if (s->futex)
+                caracal_wait_hint(s->wait, &s->ack[r].v, step);
             return 0;
+        }
         if (v < low)
             low = v;
     }

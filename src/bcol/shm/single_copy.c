@@ -103,10 +103,6 @@ static void reduce_range(cma_task *t, int first, int count, char *to, char *pack
     }
 }
 
-static void post(caracal_shm_flag *f, int me, uint64_t v)
-{
-    atomic_store_explicit(&f[me].v, v, memory_order_release);
-}
 
 static int slice(int count, int n, int r) { return (int)((long long)count * r / n); }
 
@@ -142,7 +138,7 @@ static int progress(caracal_task *task)
         case 1:
             if (t->kind == K_CMA_BCAST) {
                 if (me == t->root) {
-                    post(s->ack, me, a);
+                    caracal_shm_ack(s, a);
                     if (!caracal_shm_all_acked(s, a)) /* readers still reading my buffer */
                         return CARACAL_TASK_PENDING;
                 } else {
@@ -154,7 +150,7 @@ static int progress(caracal_task *task)
                         int pos = 0;
                         caracal_type_unpack(t->pdst, (int)bytes, &pos, t->dst, t->count, t->dt);
                     }
-                    post(s->ack, me, a);
+                    caracal_shm_ack(s, a);
                 }
                 s->local_step = a;
                 return CARACAL_TASK_DONE;
@@ -168,7 +164,7 @@ static int progress(caracal_task *task)
                 reduce_range(t, lo, hi - lo, typed ? t->dst : NULL, typed ? NULL : t->pdst);
             }
             atomic_store_explicit(&s->info[me].dst, (uint64_t)(uintptr_t)t->pdst, memory_order_relaxed);
-            post(s->ack, me, a);
+            caracal_shm_ack(s, a);
             s->local_step = a;
             task->state = 2;
             break;
@@ -193,7 +189,7 @@ static int progress(caracal_task *task)
         default: /* nobody reads my result any more */
             if (!caracal_shm_all_posted(s, a + 1))
                 return CARACAL_TASK_PENDING;
-            post(s->ack, me, a + 1);
+            caracal_shm_ack(s, a + 1);
             s->local_step = a + 1;
             return CARACAL_TASK_DONE;
         }

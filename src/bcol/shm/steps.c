@@ -148,7 +148,7 @@ static int progress(caracal_task *task)
                             : NULL);
             break;
         }
-        atomic_store_explicit(&s->ack[s->me].v, step, memory_order_release);
+        caracal_shm_ack(s, step);
         s->local_step = step;
         caracal_progress_ticks++;
         t->chunk++;
@@ -280,7 +280,7 @@ int caracal_shm_now(caracal_hier *h, int kind, const void *src, void *dst, int c
             wait_until(acks_from_all, s, step - 2, 0);
         caracal_shm_post(s, step);
         wait_until(posted_by_all, s, step, 0);
-        atomic_store_explicit(&s->ack[s->me].v, step, memory_order_release);
+        caracal_shm_ack(s, step);
         s->local_step = step;
         return 1;
     }
@@ -321,7 +321,7 @@ int caracal_shm_now(caracal_hier *h, int kind, const void *src, void *dst, int c
 #undef IN
         }
     }
-    atomic_store_explicit(&s->ack[me].v, step, memory_order_release);
+    caracal_shm_ack(s, step);
     s->local_step = step;
     return 1;
 }

@@ -1,0 +1,78 @@
+/* The futex side of core/wait.h. */
+#define _GNU_SOURCE
+#include "wait.h"
+#include "config.h"
+#include "log.h"
+#include <limits.h>
+#include <linux/futex.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+caracal_wait_hint_t caracal_wait_last;
+static int strategy = -1, oversubscribed;
+static double spin_us = -1, nap_us = -1;
+
+void caracal_wait_set_oversubscribed(int yes)
+{
+    oversubscribed = yes;
+    spin_us = -1; /* recomputed */
+}
+int caracal_wait_oversubscribed(void) { return oversubscribed; }
+
+int caracal_wait_strategy(void)
+{
+    if (strategy < 0) {
+        const char *v = caracal_setting_str(CARACAL_SET_WAIT);
+        if (!strcmp(v, "spin"))
+            strategy = CARACAL_WAIT_SPIN;
+        else if (!strcmp(v, "nap"))
+            strategy = CARACAL_WAIT_NAP;
+        else if (!strcmp(v, "futex") || !strcmp(v, "auto") || !*v)
+            strategy = CARACAL_WAIT_FUTEX;
+        else {
+            caracal_warn_job("CARACAL_WAIT=%s is not auto, futex, spin or nap; using auto (futex)", v);
+            strategy = CARACAL_WAIT_FUTEX;
+        }
+    }
+    return strategy;
+}
+
+double caracal_wait_spin_us(void)
+{
+    if (spin_us < 0) {
+        spin_us = (double)caracal_setting_int(CARACAL_SET_SPIN_US);
+        /* ranks outnumber cores: a spinning waiter only delays the writer it waits for */
+        if (oversubscribed && !caracal_setting_is_set(CARACAL_SET_SPIN_US) && caracal_wait_strategy() == CARACAL_WAIT_FUTEX)
+            spin_us = 0;
+    }
+    return spin_us;
+}
+
+/* The futex word: the low 32 bits of the 64-bit flag (x86-64 and every little-endian target) */
+static uint32_t *low_word(_Atomic uint64_t *w) { return (uint32_t *)(void *)w; }
+
+int caracal_wait_sleep(void)
+{
+    caracal_wait_hint_t h = caracal_wait_last;
+    caracal_wait_last.word = NULL;
+    if (!h.word)
+        return 0;
+    if (nap_us < 0)
+        nap_us = (double)caracal_setting_int(CARACAL_SET_WAIT_NAP_US);
+    atomic_fetch_add_explicit(&h.line->sleepers, 1, memory_order_seq_cst);
+    uint64_t cur = atomic_load_explicit(h.word, memory_order_seq_cst);
+    if (cur < h.want) {
+        struct timespec ts = {(time_t)(nap_us / 1e6), (long)((long long)(nap_us * 1000) % 1000000000LL)};
+        /* not FUTEX_PRIVATE_FLAG: the word is shared between processes */
+        syscall(SYS_futex, low_word(h.word), FUTEX_WAIT, (uint32_t)cur, &ts, NULL, 0);
+    }
+    atomic_fetch_sub_explicit(&h.line->sleepers, 1, memory_order_relaxed);
+    return 1;
+}
+
+void caracal_wait_wake_slow(_Atomic uint64_t *word)
+{
+    syscall(SYS_futex, low_word(word), FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
