@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""Waiting strategies when ranks outnumber or share their cores (core/wait.h).
+
+For each library, rank count and strategy, one launch of coll_bench times Caracal's forced
+shm collectives (MPI_*) and the native library (PMPI_*) alternately in one process, calls
+back to back (IMB style) or separated by barriers (--mode latency). Strategies: `futex`
+(the default: spin, then sleep on the awaited flag; yield first where ranks outnumber
+cores), `nap` (the earlier spin/yield/nap), `spin` (never give up the core; only where
+every rank has a core), and `default` (the default selection, no forced rules). With
+--busy, every launch runs while one busy loop per core keeps the machine loaded (the
+"second job" case), so Caracal and native see the same load. Launches are interleaved in
+a new random order each round; the table gives the median over rounds of Caracal/native
+per call and its spread.
+
+Usage: bench/coll/wait.py [--ranks 2,4,8] [--rounds 5] [--max-bytes 4096] [--busy]
+                          [--mode b2b|latency] [--libs openmpi,mpich]
+Writes bench/results/coll-wait[-busy].md and .json.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import benchlib  # noqa: E402
+
+ROOT = benchlib.ROOT
+BUILD = {"openmpi": ("build", "mpicc.openmpi"), "mpich": ("build-mpich", "mpicc.mpich")}
+FORCED = {"CARACAL_BARRIER": "shm", "CARACAL_BCAST": "shm", "CARACAL_REDUCE": "shm", "CARACAL_ALLREDUCE": "shm"}
+
+
+def bench_exe(lib):
+    build, cc = BUILD[lib]
+    exe = ROOT / build / "coll_bench"
+    src = ROOT / "bench/coll/coll_bench.c"
+    if not exe.exists() or exe.stat().st_mtime < src.stat().st_mtime:
+        subprocess.run([cc, "-O2", "-o", str(exe), str(src)], check=True)
+    return str(exe)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ranks", default="2,4,8", help="comma-separated rank counts (default 2,4,8)")
+    ap.add_argument("--rounds", type=int, default=5, help="interleaved launches per configuration (default 5)")
+    ap.add_argument("--max-bytes", type=int, default=4096, help="largest message (default 4096)")
+    ap.add_argument("--mode", choices=("b2b", "latency"), default="b2b")
+    ap.add_argument("--busy", action="store_true", help="keep every core busy with a loop during each launch")
+    ap.add_argument("--libs", default="openmpi,mpich")
+    a = ap.parse_args()
+    try:
+        ranks = [int(x) for x in a.ranks.split(",")]
+    except ValueError:
+        ap.error("--ranks takes integers, e.g. 2,4,8")
+    libs = a.libs.split(",")
+    if any(l not in BUILD for l in libs) or any(n < 2 for n in ranks) or a.rounds < 1:
+        ap.error("--libs from openmpi,mpich; --ranks at least 2; --rounds at least 1")
+    cores = os.cpu_count() or 1
+    exes = {lib: bench_exe(lib) for lib in libs}
+    configs = []
+    for lib in libs:
+        for n in ranks:
+            for strat in ("futex", "nap", "spin", "default"):
+                if strat == "spin" and n > cores:
+                    continue  # a spinning waiter takes the core its writer needs
+                configs.append((lib, n, strat))
+
+    def run_one(cfg):
+        lib, n, strat = cfg
+        env = {"LD_PRELOAD": str(ROOT / BUILD[lib][0] / "lib/libcaracal.so")}
+        if strat != "default":
+            env.update(FORCED, CARACAL_WAIT=strat)
+        # MPICH busy-polls when oversubscribed (milliseconds per native call): fewer calls
+        scale = "1" if n <= cores else ("0.2" if lib == "openmpi" else "0.01")
+        cmd = benchlib.mpiexec(lib, n, [exes[lib], "3", str(a.max_bytes), scale, "all", a.mode], env=env)
+        busy = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(cores)] if a.busy else []
+        try:
+            out = subprocess.run(["timeout", "600"] + cmd, capture_output=True, text=True, env=benchlib.launcher_env())
+        finally:
+            for p in busy:
+                p.kill()
+                p.wait()
+        if out.returncode:
+            print(f"\nwait: {cfg} failed: {out.stderr[-300:]}", file=sys.stderr)
+            return []
+        return [json.loads(l) for l in out.stdout.splitlines() if l.startswith("{")]
+
+    results = benchlib.interleave(configs, a.rounds, run_one)
+    rows, cells = [], {}
+    for cfg, runs in results.items():
+        for rnd, rr in enumerate(runs):
+            for r in rr:
+                row = dict(r, lib=cfg[0], ranks=cfg[1], strategy=cfg[2], round=rnd)
+                rows.append(row)
+                if r["native_us"] > 0:
+                    cells.setdefault((cfg[0], cfg[1], r["coll"], r["bytes"], cfg[2]), []).append(row)
+    strategies = ["futex", "nap", "spin", "default"]
+    order = ["barrier", "bcast", "reduce", "allreduce"]
+    keys = sorted({k[:4] for k in cells}, key=lambda k: (libs.index(k[0]), k[1], order.index(k[2]), k[3]))
+    lines = ["| library | ranks | collective | bytes | native us/call | "
+             + " | ".join(f"{s} ratio (spread)" for s in strategies) + " |",
+             "|" + "---|" * (5 + len(strategies))]
+    summary = {}
+    for k in keys:
+        nat = [r["native_us"] for s in strategies for r in cells.get(k + (s,), [])]
+        row = f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {benchlib.median(nat):.2f} |"
+        for s in strategies:
+            g = cells.get(k + (s,), [])
+            ratios = [r["caracal_us"] / r["native_us"] for r in g]
+            if ratios:
+                m = benchlib.median(ratios)
+                row += f" {m:.2f} ({min(ratios):.2f}-{max(ratios):.2f}) |"
+                summary.setdefault((k[0], k[1], s), []).append(m)
+            else:
+                row += " - |"
+        lines.append(row)
+    notes = []
+    for (lib, n, s), ms in sorted(summary.items(), key=lambda x: (libs.index(x[0][0]), x[0][1], strategies.index(x[0][2]))):
+        notes.append(f"- {lib}, {n} ranks, {s}: median ratio {benchlib.median(ms):.2f}, "
+                     f"{sum(m <= 0.5 for m in ms)} of {len(ms)} cells at least 2x faster than native, "
+                     f"{sum(m > 1.0 for m in ms)} slower")
+    md = ("<!-- generated by bench/coll/wait.py; ratios are Caracal time / native time per call (< 1 is faster) -->\n"
+          f"# Waiting strategies, {'calls back to back' if a.mode == 'b2b' else 'one call latency'}"
+          f"{', every core kept busy by another job' if a.busy else ''}\n\n"
+          f"{cores} cores; {a.rounds} launches per configuration, interleaved in random order. Forced shm "
+          "collectives (CARACAL_<COLL>=shm) with CARACAL_WAIT set to each strategy, and the default selection.\n"
+          "`native us/call` is the median over every launch of the configuration's row.\n\n"
+          + "\n".join(lines) + "\n\n## Summary\n\n" + "\n".join(notes) + "\n")
+    doc = {"schema": "caracal.bench-wait/1", "mode": a.mode, "busy": a.busy, "machine": benchlib.machine_description(),
+           "rounds": a.rounds, "rows": rows}
+    benchlib.write_results("coll-wait" + ("-busy" if a.busy else "") + ("" if a.mode == "b2b" else "-latency"), doc, md)
+
+
+if __name__ == "__main__":
+    main()
