@@ -127,11 +127,14 @@ static int *pack_node(int indeg, const int *src, const int *sw, int outdeg, cons
     if (!b)
         return NULL;
     *p++ = indeg, *p++ = outdeg, *p++ = unweighted;
-    memcpy(p, src, sizeof(int) * (size_t)indeg), p += indeg;
-    if (!unweighted)
+    /* a degree of 0 may come with NULL (or MPI_WEIGHTS_EMPTY) arrays: memcpy must not see them */
+    if (indeg)
+        memcpy(p, src, sizeof(int) * (size_t)indeg), p += indeg;
+    if (!unweighted && indeg)
         memcpy(p, sw, sizeof(int) * (size_t)indeg), p += indeg;
-    memcpy(p, dst, sizeof(int) * (size_t)outdeg), p += outdeg;
-    if (!unweighted)
+    if (outdeg)
+        memcpy(p, dst, sizeof(int) * (size_t)outdeg), p += outdeg;
+    if (!unweighted && outdeg)
         memcpy(p, dw, sizeof(int) * (size_t)outdeg);
     return b;
 }

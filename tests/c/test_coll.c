@@ -90,7 +90,7 @@ static void fill(char *b, int t, int count, int seed, int full)
     MPI_Aint e = extent_of(t);
     for (int i = 0; i < count; i++)
         for (int s = 0; s < nslots[t]; s++) {
-            uint32_t h = (uint32_t)(rank + 1) * 2654435761u ^ (uint32_t)(i * 40503 + s * 977 + seed * 7919);
+            uint32_t h = (uint32_t)(rank + 1) * 2654435761u ^ ((uint32_t)i * 40503u + (uint32_t)s * 977u + (uint32_t)seed * 7919u);
             h ^= h >> 13;
             uint32_t v = full ? h : h % 1000;
             char *p = b + i * e + slots[t][s].off;
