@@ -5,6 +5,7 @@
  * for tools and for applications that want to talk to Caracal directly. */
 #ifndef CARACAL_H
 #define CARACAL_H
+#include <mpi.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -20,6 +21,13 @@ void caracal_print_settings(void);
  *  built-in defaults) and its algorithms with one-line descriptions, as JSON (schema
  *  caracal.algorithms/1) to stdout. */
 void caracal_print_algorithms(void);
+
+/** Print, on rank 0 of `comm`, the levels and groups of Caracal's hierarchy for it (built
+ *  here if needed, so collective over comm), each rank's host and whether its node group
+ *  has a shared-memory segment, as JSON (schema caracal.hierarchy/1). Call between
+ *  MPI_Init and MPI_Finalize; returns 0, or -1 where Caracal has no hierarchy (its
+ *  collectives are off: CARACAL_COLL=0, MPI_THREAD_MULTIPLE). */
+int caracal_print_hierarchy(MPI_Comm comm);
 
 /** Predicted communication cost (QAP objective: edge weight x distance) of this
  *  process's last reordering topology constructor (MPI_Cart_create, MPI_Graph_create,

@@ -1,5 +1,6 @@
 /* caracal-info: prints Caracal's version and settings table as JSON. */
 #include <caracal.h>
+#include <mpi.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,8 +14,18 @@ int main(int argc, char **argv)
         caracal_print_algorithms();
         return 0;
     }
+    if (argc > 1 && !strcmp(argv[1], "--hierarchy")) { /* under mpiexec: the levels for this launch */
+        MPI_Init(&argc, &argv);
+        int rc = caracal_print_hierarchy(MPI_COMM_WORLD);
+        MPI_Finalize();
+        if (rc) {
+            fprintf(stderr, "caracal-info: Caracal's collectives are off in this launch (CARACAL_COLL=0?): no hierarchy\n");
+            return 1;
+        }
+        return 0;
+    }
     if (argc > 1) {
-        fprintf(stderr, "caracal-info: unknown option %s (usage: caracal-info [--version|--algorithms])\n", argv[1]);
+        fprintf(stderr, "caracal-info: unknown option %s (usage: caracal-info [--version|--algorithms|--hierarchy])\n", argv[1]);
         return 2;
     }
     caracal_print_settings();

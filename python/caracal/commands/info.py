@@ -1,37 +1,165 @@
-"""caracal info: version, MPI libraries found, and every CARACAL_* setting."""
+"""caracal info: version, MPI libraries, settings, every collective algorithm, and the
+hierarchy Caracal would build for a launch."""
 import json
+import os
 import shutil
 import subprocess
 
 from .. import __version__, paths
 from ..errors import UsageError
+from ..launch import launcher_env, mpiexec_command
 
 NAME = "info"
-HELP = "show Caracal's version, the MPI libraries it is built for, and every CARACAL_* setting"
+HELP = "show Caracal's settings, its collective algorithms, and the hierarchy it builds"
 DESCRIPTION = """\
-Prints Caracal's settings table: every CARACAL_* environment variable, its type,
-default and meaning. Set them in the environment of the MPI processes
-(caracal run passes your environment through), e.g.
+Without options: Caracal's version, the MPI libraries it is built for, and every
+CARACAL_* environment variable with its type, default and meaning. Set them in the
+environment of the MPI processes (caracal run passes your environment through):
 
   CARACAL_LOG=algo caracal run -n 4 -- ./app
+
+--algorithms lists every collective family, each algorithm with a one-line
+description, and the rules that pick one now (yours from CARACAL_<FAMILY>, else the
+built-in defaults), and which families always go to the native library and why:
+
+  caracal info --algorithms
+  CARACAL_BCAST=knomial:4 caracal info --algorithms     # see your rule take effect
+
+--hierarchy launches N ranks and prints the levels and groups Caracal builds for
+them (node groups, leaders, whether shared memory was granted):
+
+  caracal info --hierarchy -n 6 --node-size 4
+  caracal info --hierarchy -n 4 --topology topo.json --mpi mpich
 """
+
+WHY_NATIVE = {
+    "alltoallw": "per-rank datatypes on both sides; no hierarchical schedule pays for its generality",
+    "neighbor": "graph and Cartesian neighbourhoods: the library already sends only to neighbours",
+}
 
 
 def add_arguments(p):
-    p.add_argument("--json", action="store_true", help="print the settings table as JSON")
+    p.add_argument("--json", action="store_true", help="print as JSON (the settings, algorithms or hierarchy document)")
+    p.add_argument("--algorithms", action="store_true",
+                   help="every collective algorithm with its description and the rule that selects it now")
+    p.add_argument("--hierarchy", action="store_true",
+                   help="launch -n ranks and print the levels and groups Caracal builds for them")
+    p.add_argument("-n", type=int, default=4, metavar="N", help="ranks for --hierarchy (default 4)")
+    p.add_argument("--node-size", type=int, metavar="K",
+                   help="for --hierarchy: treat every K consecutive ranks as one node (CARACAL_NODE_SIZE)")
+    p.add_argument("--topology", metavar="FILE", help="for --hierarchy: a topology file (CARACAL_TOPOLOGY)")
+    p.add_argument("--mpi", choices=paths.MPIS, help="which build to ask (default: the first built)")
 
 
-def settings(mpi=None):
+def _first_built(mpi):
     for m in ([mpi] if mpi else paths.MPIS):
         exe = paths.build_dir(m) / "bin" / "caracal-info"
         if exe.exists():
-            out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout
-            return json.loads(out)
-    raise UsageError("caracal-info is not built; run: make build")
+            return m, exe
+    raise UsageError("caracal-info is not built; run: make build" + (f" MPI={mpi}" if mpi and mpi != "openmpi" else ""))
+
+
+def _run_info(mpi, *argv):
+    _, exe = _first_built(mpi)
+    proc = subprocess.run([str(exe), *argv], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise UsageError(f"caracal-info {' '.join(argv)} failed: {proc.stderr.strip().splitlines()[-1:] or proc.returncode}")
+    return json.loads(proc.stdout)
+
+
+def settings(mpi=None):
+    return _run_info(mpi)
+
+
+def algorithms(mpi=None):
+    return _run_info(mpi, "--algorithms")
+
+
+def hierarchy(nranks, node_size=None, topology=None, mpi=None, timeout=120):
+    mpi, exe = _first_built(mpi)
+    if nranks < 1:
+        raise UsageError(f"-n must be at least 1, not {nranks}")
+    if node_size is not None and node_size < 1:
+        raise UsageError(f"--node-size must be at least 1, not {node_size}")
+    env = {}
+    if node_size is not None:
+        env["CARACAL_NODE_SIZE"] = str(node_size)
+    if topology is not None:
+        if not os.path.isfile(topology):
+            raise UsageError(f"topology file not found: {topology}")
+        env["CARACAL_TOPOLOGY"] = os.path.abspath(topology)
+    cmd = mpiexec_command(mpi, nranks, [str(exe), "--hierarchy"], env=env)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=launcher_env(), timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise UsageError(f"the {nranks}-rank launch did not finish in {timeout} s")
+    out = proc.stdout[proc.stdout.find("{"):] if "{" in proc.stdout else ""
+    if proc.returncode != 0 or not out:
+        last = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+        raise UsageError(f"launching {nranks} ranks failed: {last}")
+    doc = json.loads(out)
+    doc["mpi"] = mpi
+    return doc
+
+
+def print_algorithms(doc):
+    for fam in doc["families"]:
+        rules = fam["user_rules"] or fam["default_rules"]
+        origin = fam["setting"] if fam["user_rules"] else "built-in default"
+        print(f"{fam['name']}  ({fam['setting'] or 'no setting'})")
+        if fam["native_only"]:
+            why = WHY_NATIVE.get(fam["name"].split("_")[0], "no Caracal schedule")
+            print(f"    always native: {why}")
+            continue
+        if not fam["algorithms"]:
+            print("    native: no Caracal algorithm yet")
+            continue
+        print(f"    rules now: {rules or 'native'}   [{origin}]")
+        width = max(len(a["name"]) for a in fam["algorithms"])
+        for a in fam["algorithms"]:
+            mark = "*" if a["default"] else " "
+            print(f"   {mark}{a['name']:<{width}}  {a['scope']:<10}  {a['description']}")
+    others = [x for x in doc.get("always_native", []) if x not in {f["name"] for f in doc["families"]}]
+    if others:
+        print("\nAlways native: " + ", ".join(others) + ".")
+    print("Neighborhood collectives (MPI_Neighbor_*, MPI_Ineighbor_*): not interposed, always native "
+          f"({WHY_NATIVE['neighbor']}).")
+    print("* the family's default under CARACAL_COLL=force. scope: comm = a rule such as "
+          "CARACAL_BCAST=knomial:4;\n  level = inside a schedule, e.g. CARACAL_BCAST='node/shm top/knomial:2'. "
+          "Rules: docs/collectives.md.")
+
+
+def print_hierarchy(doc):
+    print(f"{doc['ranks']} ranks ({doc['mpi']}): {doc['summary']}")
+    hosts = doc["hosts"]
+    for lv in doc["levels"]:
+        print(f"  level {lv['kind']}: {len(lv['groups'])} group(s), largest {lv['largest_group']}")
+        for g in lv["groups"]:
+            where = sorted({hosts[m] for m in g["members"]})
+            shm = {True: ", shared memory", False: ""}.get(g.get("shm"), "")
+            print(f"    leader {g['leader']:>3}: ranks {', '.join(map(str, g['members']))}  "
+                  f"(host {', '.join(where)}{shm})")
+    if not doc["levels"]:
+        print("  one level: every rank on its own (flat algorithms only)")
 
 
 def run(args):
-    table = settings()
+    if args.algorithms and args.hierarchy:
+        raise UsageError("choose one of --algorithms and --hierarchy")
+    if args.hierarchy:
+        doc = hierarchy(args.n, args.node_size, args.topology, args.mpi)
+        print(json.dumps(doc, indent=2) if args.json else "", end="\n" if args.json else "")
+        if not args.json:
+            print_hierarchy(doc)
+        return 0
+    if args.algorithms:
+        doc = algorithms(args.mpi)
+        if args.json:
+            print(json.dumps(doc, indent=2))
+        else:
+            print_algorithms(doc)
+        return 0
+    table = settings(args.mpi)
     if args.json:
         print(json.dumps(table, indent=2))
         return 0
@@ -47,4 +175,6 @@ def run(args):
         default = s["default"] if s["default"] != "" else "(empty)"
         print(f"  {s['name']:<{width}}  {s['type']:<6} default {default}")
         print(f"  {'':<{width}}  {s['doc']}")
+    print("\nMore: caracal info --algorithms (collective algorithms and rules), "
+          "caracal info --hierarchy -n N (levels for a launch)")
     return 0
