@@ -2,6 +2,8 @@
 #include "coll/call.h"
 #include "log.h"
 #include "progress.h"
+#include "config.h"
+#include <string.h>
 
 static size_t tsize(MPI_Datatype dt)
 {
@@ -76,4 +78,37 @@ int caracal_coll_call_start(const caracal_coll_call *call, MPI_Comm comm, int bl
 int caracal_coll_call_finish(caracal_task *task, MPI_Request *request)
 {
     return request ? caracal_request_start(task, request, NULL, NULL) : caracal_request_run(task, NULL, NULL);
+}
+
+int caracal_native_blocking_mode(void)
+{
+    static int mode = -1;
+    if (mode < 0) {
+        const char *v = caracal_setting_str(CARACAL_SET_NATIVE_BLOCKING);
+        if (!strcmp(v, "drain") || !*v)
+            mode = CARACAL_NATIVE_DRAIN;
+        else if (!strcmp(v, "nonblocking"))
+            mode = CARACAL_NATIVE_NONBLOCKING;
+        else if (!strcmp(v, "off"))
+            mode = CARACAL_NATIVE_OFF;
+        else {
+            caracal_warn_job("CARACAL_NATIVE_BLOCKING=%s is not drain, nonblocking or off; using drain", v);
+            mode = CARACAL_NATIVE_DRAIN;
+        }
+    }
+    return mode;
+}
+
+void caracal_progress_drain(void)
+{
+    unsigned spins = 0;
+    unsigned long seen = caracal_progress_ticks;
+    while (caracal_active_requests) {
+        caracal_progress();
+        if (caracal_progress_ticks != seen)
+            spins = 0;
+        seen = caracal_progress_ticks;
+        if (caracal_active_requests)
+            caracal_backoff(&spins);
+    }
 }

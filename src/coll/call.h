@@ -74,4 +74,30 @@ int caracal_coll_call_start(const caracal_coll_call *call, MPI_Comm comm, int bl
 /** Run a started task to completion (request NULL) or hand it out as *request. */
 int caracal_coll_call_finish(caracal_task *task, MPI_Request *request);
 
+/** The native library's blocking collective, made so that Caracal's nonblocking collectives
+ *  in flight do not stall: a rank blocked inside the library cannot forward its part of
+ *  them, and a peer waiting for that part may be one this call waits for. MPI does not let
+ *  a blocking collective match a nonblocking one, so the nonblocking form is an option only
+ *  when every rank takes it (CARACAL_NATIVE_BLOCKING=nonblocking, a job-wide setting); by
+ *  default (drain) the rank first finishes what it has in flight. Use as the last statement
+ *  of an entry point, the I-form writing to &native_req. docs/collectives.md "Progress". */
+enum { CARACAL_NATIVE_DRAIN, CARACAL_NATIVE_NONBLOCKING, CARACAL_NATIVE_OFF };
+int caracal_native_blocking_mode(void);
+/** Progress Caracal's collectives in flight until none is left. */
+void caracal_progress_drain(void);
+int caracal_impl_MPI_Wait(MPI_Request *request, MPI_Status *status);
+#define CARACAL_NATIVE_BLOCKING(call, icall)                                                   \
+    do {                                                                                       \
+        int native_mode = caracal_native_blocking_mode();                                      \
+        if (native_mode == CARACAL_NATIVE_NONBLOCKING) {                                       \
+            MPI_Request native_req;                                                            \
+            int native_rc = (icall);                                                           \
+            return native_rc != MPI_SUCCESS ? native_rc                                        \
+                                            : caracal_impl_MPI_Wait(&native_req, MPI_STATUS_IGNORE); \
+        }                                                                                      \
+        if (native_mode == CARACAL_NATIVE_DRAIN)                                               \
+            caracal_progress_drain();                                                          \
+        return (call);                                                                         \
+    } while (0)
+
 #endif

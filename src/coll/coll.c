@@ -177,7 +177,11 @@ static int barrier(MPI_Comm comm, MPI_Request *request)
     caracal_choice ch;
     caracal_hier *h;
     if (!applies(CARACAL_BARRIER, !request, comm, 0, MPI_BYTE, MPI_PROC_NULL, MPI_SUM, &ch, &h))
-        return request ? PMPI_Ibarrier(comm, request) : PMPI_Barrier(comm);
+{
+        if (request)
+            return PMPI_Ibarrier(comm, request);
+        CARACAL_NATIVE_BLOCKING(PMPI_Barrier(comm), PMPI_Ibarrier(comm, &native_req));
+    }
     caracal_ml_args a = {h, &ch, caracal_hier_next_tag(h)};
     if (!request && shm_now(h, &ch, 5, NULL, NULL, 0, MPI_BYTE, MPI_OP_NULL, 0))
         return MPI_SUCCESS;
@@ -192,7 +196,11 @@ static int bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
     caracal_choice ch;
     caracal_hier *h;
     if (root == MPI_PROC_NULL || !applies(CARACAL_BCAST, !request, comm, count, dt, root, MPI_SUM, &ch, &h))
-        return request ? PMPI_Ibcast(buf, count, dt, root, comm, request) : PMPI_Bcast(buf, count, dt, root, comm);
+{
+        if (request)
+            return PMPI_Ibcast(buf, count, dt, root, comm, request);
+        CARACAL_NATIVE_BLOCKING(PMPI_Bcast(buf, count, dt, root, comm), PMPI_Ibcast(buf, count, dt, root, comm, &native_req));
+    }
     caracal_ml_args a = {h, &ch, caracal_hier_next_tag(h)}; /* every rank, fast path or not: tags stay in step */
     if (!request && shm_now(h, &ch, 0, buf, buf, count, dt, MPI_OP_NULL, root))
         return MPI_SUCCESS;
@@ -215,8 +223,12 @@ static int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt
     caracal_choice ch;
     caracal_hier *h;
     if (root == MPI_PROC_NULL || !applies(CARACAL_REDUCE, !request, comm, count, dt, root, op, &ch, &h))
-        return request ? PMPI_Ireduce(sendbuf, recvbuf, count, dt, op, root, comm, request)
-                       : PMPI_Reduce(sendbuf, recvbuf, count, dt, op, root, comm);
+{
+        if (request)
+            return PMPI_Ireduce(sendbuf, recvbuf, count, dt, op, root, comm, request);
+        CARACAL_NATIVE_BLOCKING(PMPI_Reduce(sendbuf, recvbuf, count, dt, op, root, comm),
+                                PMPI_Ireduce(sendbuf, recvbuf, count, dt, op, root, comm, &native_req));
+    }
     const void *src = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     caracal_ml_args a = {h, &ch, caracal_hier_next_tag(h)};
     if (!request && shm_now(h, &ch, 1, src, recvbuf, count, dt, op, root))
@@ -241,8 +253,12 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
     caracal_choice ch;
     caracal_hier *h;
     if (!applies(CARACAL_ALLREDUCE, !request, comm, count, dt, MPI_PROC_NULL, op, &ch, &h))
-        return request ? PMPI_Iallreduce(sendbuf, recvbuf, count, dt, op, comm, request)
-                       : PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm);
+{
+        if (request)
+            return PMPI_Iallreduce(sendbuf, recvbuf, count, dt, op, comm, request);
+        CARACAL_NATIVE_BLOCKING(PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, comm),
+                                PMPI_Iallreduce(sendbuf, recvbuf, count, dt, op, comm, &native_req));
+    }
     const void *src = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     caracal_ml_args a = {h, &ch, caracal_hier_next_tag(h)};
     if (!request && shm_now(h, &ch, 2, src, recvbuf, count, dt, op, MPI_PROC_NULL))

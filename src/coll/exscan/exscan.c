@@ -15,7 +15,10 @@ int caracal_impl_MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_D
 {
     caracal_coll_call c = {.coll = CARACAL_EXSCAN, .root = MPI_PROC_NULL, .sbuf = sendbuf, .rbuf = recvbuf, .scount = count, .sdt = datatype, .op = op};
     int rc = exscan(&c, comm, NULL);
-    return rc >= 0 ? rc : PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
+    if (rc >= 0)
+        return rc;
+    CARACAL_NATIVE_BLOCKING(PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm),
+                            PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, &native_req));
 }
 
 int caracal_impl_MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)

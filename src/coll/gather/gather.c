@@ -15,7 +15,10 @@ int caracal_impl_MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sen
 {
     caracal_coll_call c = {.coll = CARACAL_GATHER, .op = MPI_OP_NULL, .sbuf = sendbuf, .scount = sendcount, .sdt = sendtype, .rbuf = recvbuf, .rcount = recvcount, .rdt = recvtype, .root = root};
     int rc = gather(&c, comm, NULL);
-    return rc >= 0 ? rc : PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    if (rc >= 0)
+        return rc;
+    CARACAL_NATIVE_BLOCKING(PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm),
+                            PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &native_req));
 }
 
 int caracal_impl_MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)

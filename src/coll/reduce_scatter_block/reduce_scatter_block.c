@@ -15,7 +15,10 @@ int caracal_impl_MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, in
 {
     caracal_coll_call c = {.coll = CARACAL_REDUCE_SCATTER_BLOCK, .root = MPI_PROC_NULL, .sbuf = sendbuf, .rbuf = recvbuf, .scount = recvcount, .sdt = datatype, .op = op};
     int rc = reduce_scatter_block(&c, comm, NULL);
-    return rc >= 0 ? rc : PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
+    if (rc >= 0)
+        return rc;
+    CARACAL_NATIVE_BLOCKING(PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm),
+                            PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, &native_req));
 }
 
 int caracal_impl_MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)

@@ -15,7 +15,10 @@ int caracal_impl_MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Dat
 {
     caracal_coll_call c = {.coll = CARACAL_SCAN, .root = MPI_PROC_NULL, .sbuf = sendbuf, .rbuf = recvbuf, .scount = count, .sdt = datatype, .op = op};
     int rc = scan(&c, comm, NULL);
-    return rc >= 0 ? rc : PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
+    if (rc >= 0)
+        return rc;
+    CARACAL_NATIVE_BLOCKING(PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm),
+                            PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, &native_req));
 }
 
 int caracal_impl_MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
