@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "select.h"
 #include "call.h"
+#include "rules_file.h"
 #include <mpi.h>
 #include "config.h"
 #include "log.h"
@@ -61,7 +62,7 @@ typedef struct {
     long long blo, bhi, nlo, nhi;
 } rule;
 
-#define MAX_RULES 32
+#define MAX_RULES 128 /* per family: a tuned file has one rule per measured cell */
 static rule rules[CARACAL_NCOLL][MAX_RULES];
 static int nrules[CARACAL_NCOLL];
 static int ready;
@@ -171,8 +172,10 @@ static void parse_into(int c, const char *text, const char *origin)
 {
     char *copy = strdup(text), *save = NULL;
     for (char *tok = strtok_r(copy, ",; \t", &save); tok; tok = strtok_r(NULL, ",; \t", &save)) {
-        if (nrules[c] == MAX_RULES)
+        if (nrules[c] == MAX_RULES) {
+            caracal_warn_job("%s: more than %d rules for %s; the rest ignored", origin, MAX_RULES, caracal_coll_names[c]);
             break;
+        }
         if (!parse_rule(tok, &rules[c][nrules[c]]))
             caracal_warn_job("%s: cannot read rule '%s' (grammar: [kind/]alg[:k][@bytes][#ranks], radix >= 2, "
                              "ranges lo-hi with lo < hi; see `caracal info`); ignored", origin, tok);
@@ -236,6 +239,8 @@ void caracal_select_setup(void)
     if (ready)
         return;
     ready = 1;
+    caracal_rules_file_load();
+    const char *file = caracal_rules_file_path();
     for (int c = 0; c < CARACAL_NCOLL; c++) {
         int setting = caracal_family_setting(c);
         if (caracal_family_flags(c) & CARACAL_FAM_NATIVE)
@@ -244,6 +249,11 @@ void caracal_select_setup(void)
         snprintf(origin, sizeof origin, "CARACAL_%s", caracal_settings[setting].name);
         parse_into(c, caracal_setting_str(setting), origin);
         imply_schedule(c, 0, origin);
+        int first = nrules[c];
+        char forigin[4200];
+        snprintf(forigin, sizeof forigin, "rules file %s (%s)", file ? file : "", caracal_coll_names[c]);
+        parse_into(c, caracal_rules_file_text(c), forigin);
+        imply_schedule(c, first, forigin);
         parse_into(c, defaults[c], "built-in selection");
     }
 }
