@@ -3,6 +3,7 @@
 #include "coll/gatherfam.h"
 #include "coll/starts.h"
 #include "dtype.h"
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -191,6 +192,12 @@ void caracal_gf_sizes_scatter_binomial(caracal_steps *s, const caracal_hier *h, 
 caracal_task *caracal_gf_start_allgather(const caracal_ml_args *a, const caracal_coll_call *c, const char *name,
                                          caracal_gf_allgather_fn build)
 {
+    /* every rank knows the total: above one message's int range, all go native alike */
+    size_t total = 0;
+    for (int i = 0; i < a->h->size; i++)
+        total += caracal_gf_bytes(c->coll == CARACAL_ALLGATHER ? c->rcount : c->rcounts[i], c->rdt);
+    if (total > (size_t)INT_MAX)
+        return NULL;
     caracal_steps *s = caracal_steps_new(name, a->h, a->tag);
     const int *rcounts = c->rcounts, *rdispls = c->rdispls;
     if (c->coll == CARACAL_ALLGATHER) {
@@ -242,6 +249,12 @@ caracal_task *caracal_gf_start_rooted(const caracal_ml_args *a, const caracal_co
     int gather = call->coll == CARACAL_GATHER || call->coll == CARACAL_GATHERV;
     int vector = call->coll == CARACAL_GATHERV || call->coll == CARACAL_SCATTERV;
     caracal_coll_call c = *call;
+    if (!vector) { /* n equal blocks, known everywhere: above one message's int range, native */
+        size_t block = gather ? (me == root ? caracal_gf_bytes(c.rcount, c.rdt) : caracal_gf_bytes(c.scount, c.sdt))
+                              : (me == root ? caracal_gf_bytes(c.scount, c.sdt) : caracal_gf_bytes(c.rcount, c.rdt));
+        if (block * (size_t)n > (size_t)INT_MAX)
+            return NULL;
+    }
     if (!vector || !exchange) {
         /* every size is known (non-v: one block size, the same signature everywhere), or the
          * algorithm needs none (linear: typed messages) */

@@ -37,3 +37,10 @@ endforeach()
 # nodes {0,2} and {1,3}: node groups that are not consecutive ranks
 caracal_mpi_test(NAME gatherfam_hier_np4_alternating NP 4 COMMAND $<TARGET_FILE:test_gatherfam> PRELOAD
                  ENV CARACAL_TOPOLOGY=${CMAKE_CURRENT_SOURCE_DIR}/data/topology4-alternating.json ${_gf_hier})
+# CARACAL_COLL=force: each family's default Caracal schedule (hier), and rules choosing by size
+caracal_mpi_test(NAME gatherfam_force_np4_node2 NP 4 COMMAND $<TARGET_FILE:test_gatherfam> PRELOAD
+                 ENV CARACAL_NODE_SIZE=2 CARACAL_COLL=force)
+caracal_mpi_test(NAME gatherfam_bysize_np3_node2 NP 3 COMMAND $<TARGET_FILE:test_gatherfam> PRELOAD
+                 ENV CARACAL_NODE_SIZE=2 CARACAL_ALLGATHER=bruck@-1k,hier CARACAL_ALLGATHERV=hier
+                     CARACAL_GATHER=linear@64k-,hier CARACAL_GATHERV=binomial CARACAL_SCATTER=hier@-64,binomial
+                     CARACAL_SCATTERV=hier)

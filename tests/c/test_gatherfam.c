@@ -10,8 +10,9 @@
  * reverse rank order with gaps) x every root x MPI_IN_PLACE x blocking / nonblocking (some
  * nonblocking calls completed in one MPI_Waitall with a native MPI_Isend/Irecv ring),
  * on MPI_COMM_WORLD and on a communicator with the ranks reversed.
- * A family whose CARACAL_<FAMILY> rule names an algorithm must run in Caracal: every call
- * of it must raise caracal_coll_count by one. Argument "small" trims the matrix. */
+ * A family whose CARACAL_<FAMILY> rule names an algorithm (or every family, under
+ * CARACAL_COLL=force without a rule of its own) must run in Caracal: every call of it must
+ * raise caracal_coll_count by one. Argument "small" trims the matrix. */
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
 #include <dlfcn.h>
 #include <mpi.h>
@@ -265,9 +266,10 @@ int main(int argc, char **argv)
     if (n > 64)
         MPI_Abort(MPI_COMM_WORLD, 2);
     coll_count = (long (*)(void))dlsym(RTLD_DEFAULT, "caracal_coll_count");
+    const char *all = getenv("CARACAL_COLL"); /* force: each family's default (hier) */
     for (int f = 0; f < NFAM; f++) {
         const char *v = getenv(fenv[f]);
-        forced[f] = v && *v && strcmp(v, "native");
+        forced[f] = v && *v ? strcmp(v, "native") != 0 : all && !strcmp(all, "force");
     }
     types[T_INT] = MPI_INT;
     MPI_Type_contiguous(2, MPI_INT, &types[T_PAIR]);
