@@ -196,7 +196,9 @@ static void one(const kase *k, MPI_Comm comm, const char *cname)
     else
         run(k, comm, sarg, scount, NULL, NULL, rarg, rcount, collects ? counts : NULL, collects ? displs : NULL);
     cases++;
-    if (forced[fam] && coll_count && coll_count() != before + 1)
+    /* a blocking non-v call of zero bytes returns after the argument checks (coll/call.c) */
+    int empty = !vector && !k->nb && k->nints[0] == 0;
+    if (forced[fam] && !empty && coll_count && coll_count() != before + 1)
         report(k, cname, n, "did not run in Caracal");
     if (rbuf && memcmp(rbuf, expect, rbytes + 64)) {
         size_t b = 0;
@@ -227,6 +229,11 @@ static void matrix(MPI_Comm comm, const char *cname, int small)
     int n;
     MPI_Comm_size(comm, &n);
     static const int ints[] = {0, 1, 7};
+    /* a blocking call with data first: it builds the communicator's hierarchy (zero-byte
+     * blocking calls return early, and nonblocking ones never build it) */
+    kase warm = {.fam = F_ALLGATHER, .st = T_INT, .rt = T_INT, .root = -1};
+    sizes(&warm, n, 1, 0);
+    one(&warm, comm, cname);
     for (int fam = 0; fam < NFAM; fam++) {
         int rooted = fam >= F_GATHER, vector = fam == F_ALLGATHERV || fam == F_GATHERV || fam == F_SCATTERV;
         for (int root = 0; root < (rooted ? n : 1); root++) {
