@@ -12,7 +12,8 @@
  * 2x2 matrix product; blocking, nonblocking completed together with native point-to-point
  * requests (Waitall, Testall, Waitany), and a window of every family in flight at once.
  * Each call must be run by Caracal (caracal_coll_count grows by one).
- * Argument "small": no large counts (oversubscribed MPICH busy-polls). */
+ * Argument "small": no large counts, no duplicate communicator, one pass of nonblocking calls
+ * with the completion styles rotating (oversubscribed MPICH busy-polls). */
 /* MPICH declares array sizes on MPI_Testall; MPI_STATUSES_IGNORE trips GCC's check */
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
 #include <dlfcn.h>
@@ -138,8 +139,9 @@ typedef struct {
 
 static void run_begin(runner *u, MPI_Comm comm, int nb)
 {
+    static int rotate;
     u->comm = comm;
-    u->nb = nb;
+    u->nb = nb && small ? 1 + rotate++ % 3 : nb; /* small: one pass of nonblocking calls, styles rotating */
     u->req = MPI_REQUEST_NULL;
     u->before = ccount ? ccount() : 0;
 }
@@ -454,7 +456,7 @@ static void run_comm(MPI_Comm comm)
     int ncounts = small ? 3 : 4;
     int rsb_counts[] = {0, 1, 5, 2100};
     int scan_counts[] = {0, 1, 7, 3001};
-    for (int nb = 0; nb < 4; nb++) {
+    for (int nb = 0; nb < (small ? 2 : 4); nb++) {
         /* the first calls on a communicator are blocking: its hierarchy is built there */
         int c_lo = nb ? 1 : 0;
         for (int p = 0; p < 4; p++)
@@ -539,7 +541,8 @@ int main(int argc, char **argv)
     cname = "world";
     run_comm(MPI_COMM_WORLD);
     cname = "dup";
-    run_comm(dup);
+    if (!small)
+        run_comm(dup);
     cname = "reversed";
     run_comm(rev);
     MPI_Comm_free(&dup);
