@@ -37,10 +37,27 @@ CARACAL_START(caracal_start_scatterv_hier);
 CARACAL_START(caracal_start_scatterv_binomial);
 CARACAL_START(caracal_start_scatterv_linear);
 /* alltoall: coll/alltoall/ */
+CARACAL_START(caracal_start_alltoall_hier);
+CARACAL_START(caracal_start_alltoall_pairwise);
+CARACAL_START(caracal_start_alltoall_bruck);
 /* alltoallv: coll/alltoallv/ */
+CARACAL_START(caracal_start_alltoallv_hier);
+CARACAL_START(caracal_start_alltoallv_pairwise);
 /* reduce_scatter: coll/reduce_scatter/ */
+CARACAL_START(caracal_start_reduce_scatter_hier);
+CARACAL_START(caracal_start_reduce_scatter_pairwise);
+CARACAL_START(caracal_start_reduce_scatter_rechalving);
 /* reduce_scatter_block: coll/reduce_scatter_block/ */
+CARACAL_START(caracal_start_reduce_scatter_block_hier);
+CARACAL_START(caracal_start_reduce_scatter_block_pairwise);
+CARACAL_START(caracal_start_reduce_scatter_block_rechalving);
 /* scan: coll/scan/ */
+CARACAL_START(caracal_start_scan_hier);
+CARACAL_START(caracal_start_scan_recdbl);
+CARACAL_START(caracal_start_scan_linear);
 /* exscan: coll/exscan/ */
+CARACAL_START(caracal_start_exscan_hier);
+CARACAL_START(caracal_start_exscan_recdbl);
+CARACAL_START(caracal_start_exscan_linear);
 
 #endif
