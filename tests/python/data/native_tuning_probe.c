@@ -1,21 +1,19 @@
-/* Probe for tests/python/test_native_tuning.py: runs one native collective and
- * prints a line on rank 0 that tells (a) whether the result is exactly right and
- * (b) a fingerprint of the algorithm that produced it.
+/* Probe for tests/python/test_native_tuning.py: runs native collectives and prints on
+ * rank 0 whether the results are exactly right, or a fingerprint of the algorithm that
+ * produced them.
  *
  * usage: native_tuning_probe MODE COUNT
- *   sum-allreduce / sum-reduce / sum-bcast / sum-allgather / sum-alltoall:
- *       MPI_SUM on ints (or a bcast/allgather/alltoall of known values); prints
- *       "ok" when every rank holds exactly the value computed from first principles.
+ *   sum-bcast / sum-reduce / sum-allreduce / sum-allgather / sum-alltoall / sum-all:
+ *       COUNT unsigned ints (per rank's block for allgather/alltoall); MPI_SUM or known
+ *       values; prints "ok" when every rank holds exactly what is computed here from
+ *       first principles ("wrong N" otherwise). sum-all runs the five in turn.
  *   order-allreduce / order-reduce / order-reduce_scatter_block:
  *       a user operation declared commutative that is neither commutative nor
- *       associative (inout = 3*in + 5*inout + 1 mod 2^31), so the result depends on
- *       the order and bracketing in which the algorithm combined the contributions:
- *       prints "fp=<checksum>". Two launches print the same fingerprint when the
- *       same algorithm ran, and (almost surely) different ones when it did not.
- *   float-allreduce / float-reduce:
- *       the same fingerprint with a built-in operation (MPI_SUM on doubles +-1e16 and
- *       small ones, where rounding depends on the bracketing), for the
- *       algorithms a library only uses with built-in operations. */
+ *       associative (inout = 3*in + 5*inout + 1 mod 2^31), so the result depends on the
+ *       order and bracketing in which the algorithm combined the contributions; prints
+ *       "fp=<checksum of rank 0's result (all blocks for reduce_scatter_block)>". Two
+ *       launches print the same fingerprint when the same algorithm ran, and (almost
+ *       surely) different ones when it did not. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,75 +30,14 @@ static void order_op(void *in, void *inout, int *len, MPI_Datatype *type)
 
 static unsigned contribution(int rank, int i) { return (unsigned)(rank * 7919 + i * 31 + 1); }
 
-int main(int argc, char **argv)
+/* One exact check; returns the number of wrong elements on this rank. */
+static int sum_check(const char *mode, int count, int rank, int size, unsigned *send, unsigned *recv)
 {
-    MPI_Init(&argc, &argv);
-    int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (argc != 3) {
-        if (rank == 0) fprintf(stderr, "usage: %s MODE COUNT\n", argv[0]);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    const char *mode = argv[1];
-    int count = atoi(argv[2]);
-    int total = count * size;
-    unsigned *send = malloc(sizeof(unsigned) * (size_t)(total + 1));
-    unsigned *recv = malloc(sizeof(unsigned) * (size_t)(total + 1));
     int bad = 0;
-
-    if (!strncmp(mode, "order-", 6)) {
-        MPI_Op op;
-        MPI_Op_create(order_op, 1, &op);
-        for (int i = 0; i < count; i++)
-            send[i] = contribution(rank, i);
-        if (!strcmp(mode, "order-allreduce"))
-            MPI_Allreduce(send, recv, count, MPI_UNSIGNED, op, MPI_COMM_WORLD);
-        else if (!strcmp(mode, "order-reduce_scatter_block")) {
-            /* COUNT elements per rank: the whole vector is COUNT * size long */
-            for (int i = 0; i < total; i++)
-                send[i] = contribution(rank, i);
-            MPI_Reduce_scatter_block(send, recv, count, MPI_UNSIGNED, op, MPI_COMM_WORLD);
-            /* every rank's block counts: gather them on rank 0 */
-            unsigned *all = malloc(sizeof(unsigned) * (size_t)(total + 1));
-            MPI_Gather(recv, count, MPI_UNSIGNED, all, count, MPI_UNSIGNED, 0, MPI_COMM_WORLD);
-            memcpy(recv, all, sizeof(unsigned) * (size_t)total);
-            free(all);
-            count = total;
-        } else
-            MPI_Reduce(send, recv, count, MPI_UNSIGNED, op, 0, MPI_COMM_WORLD);
-        unsigned long long fp = 1469598103ull;
-        for (int i = 0; i < count; i++)
-            fp = (fp * 1099511628211ull) ^ recv[i];
-        if (rank == 0)
-            printf("fp=%llu\n", fp);
-        MPI_Op_free(&op);
-    } else if (!strncmp(mode, "float-", 6)) {
-        double *dsend = malloc(sizeof(double) * (size_t)(count + 1));
-        double *drecv = malloc(sizeof(double) * (size_t)(count + 1));
-        for (int i = 0; i < count; i++) {
-            /* +1e16, -1e16 and small values: which small ones survive depends on
-             * whether they were added before or after the big ones cancelled */
-            int kind = (rank + i) % 3;
-            dsend[i] = kind == 0 ? 1e16 : kind == 1 ? -1e16 : (double)(contribution(rank, i) % 97 + 1);
-        }
-        if (!strcmp(mode, "float-allreduce"))
-            MPI_Allreduce(dsend, drecv, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-        else
-            MPI_Reduce(dsend, drecv, count, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-        unsigned long long fp = 1469598103ull, bits;
-        for (int i = 0; i < count; i++) {
-            memcpy(&bits, &drecv[i], sizeof bits);
-            fp = (fp * 1099511628211ull) ^ bits;
-        }
-        if (rank == 0)
-            printf("fp=%llu\n", fp);
-        free(dsend);
-        free(drecv);
-    } else if (!strcmp(mode, "sum-allreduce") || !strcmp(mode, "sum-reduce")) {
-        for (int i = 0; i < count; i++)
-            send[i] = contribution(rank, i);
+    if (!strcmp(mode, "sum-allreduce") || !strcmp(mode, "sum-reduce")) {
         int all = !strcmp(mode, "sum-allreduce");
+        for (int i = 0; i < count; i++)
+            send[i] = contribution(rank, i);
         if (all)
             MPI_Allreduce(send, recv, count, MPI_UNSIGNED, MPI_SUM, MPI_COMM_WORLD);
         else
@@ -134,11 +71,74 @@ int main(int argc, char **argv)
             for (int i = 0; i < count; i++)
                 bad += recv[r * count + i] != contribution(r, rank * count + i);
     } else {
-        if (rank == 0) fprintf(stderr, "unknown mode %s\n", mode);
+        if (rank == 0)
+            fprintf(stderr, "unknown mode %s\n", mode);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    if (!strncmp(mode, "sum-", 4)) {
-        int allbad = 0;
+    return bad;
+}
+
+/* Fingerprint of rank 0's result of a reduction with order_op. */
+static void order_fingerprint(const char *mode, int count, int rank, int size, unsigned *send, unsigned *recv)
+{
+    int total = count * size, n = count;
+    MPI_Op op;
+    MPI_Op_create(order_op, 1, &op);
+    for (int i = 0; i < total; i++)
+        send[i] = contribution(rank, i);
+    if (!strcmp(mode, "order-allreduce")) {
+        MPI_Allreduce(send, recv, count, MPI_UNSIGNED, op, MPI_COMM_WORLD);
+    } else if (!strcmp(mode, "order-reduce")) {
+        MPI_Reduce(send, recv, count, MPI_UNSIGNED, op, 0, MPI_COMM_WORLD);
+    } else if (!strcmp(mode, "order-reduce_scatter_block")) {
+        /* COUNT elements per rank's block; every block counts: gather them on rank 0 */
+        unsigned *mine = malloc(sizeof(unsigned) * (size_t)(count + 1));
+        MPI_Reduce_scatter_block(send, mine, count, MPI_UNSIGNED, op, MPI_COMM_WORLD);
+        MPI_Gather(mine, count, MPI_UNSIGNED, recv, count, MPI_UNSIGNED, 0, MPI_COMM_WORLD);
+        free(mine);
+        n = total;
+    } else {
+        if (rank == 0)
+            fprintf(stderr, "unknown mode %s\n", mode);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    unsigned long long fp = 1469598103ull;
+    for (int i = 0; i < n; i++)
+        fp = (fp * 1099511628211ull) ^ recv[i];
+    if (rank == 0)
+        printf("fp=%llu\n", fp);
+    MPI_Op_free(&op);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (argc != 3) {
+        if (rank == 0)
+            fprintf(stderr, "usage: %s MODE COUNT\n", argv[0]);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    const char *mode = argv[1];
+    int count = atoi(argv[2]);
+    size_t total = (size_t)count * (size_t)size + 1;
+    unsigned *send = malloc(sizeof(unsigned) * total);
+    unsigned *recv = malloc(sizeof(unsigned) * total);
+
+    if (!strncmp(mode, "order-", 6)) {
+        order_fingerprint(mode, count, rank, size, send, recv);
+    } else {
+        int bad = 0, allbad = 0;
+        if (!strcmp(mode, "sum-all")) {
+            static const char *const each[] = {"sum-bcast", "sum-reduce", "sum-allreduce",
+                                               "sum-allgather", "sum-alltoall"};
+            for (int k = 0; k < 5; k++)
+                bad += sum_check(each[k], count, rank, size, send, recv);
+        } else {
+            bad = sum_check(mode, count, rank, size, send, recv);
+        }
         MPI_Reduce(&bad, &allbad, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
         if (rank == 0)
             printf(allbad ? "wrong %d\n" : "ok\n", allbad);
