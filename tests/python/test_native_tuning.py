@@ -218,6 +218,26 @@ def test_mpich_json_selects_the_algorithm(probe, tmp_path):
         answer("mpich", probe, "order-reduce_scatter_block", 16, n=3)
 
 
+def test_mpich_bcast_goes_through_the_flat_composition_to_the_algorithm(probe, tmp_path):
+    """bcast is decided by ch4 first (node-aware compositions): the ch4 file routes the
+    cell to the flat composition and the MPIR file picks the algorithm. MPICH's error
+    stack of an (erroneous, truncating) bcast names the functions that ran."""
+    path = tmp_path / "bcast.json"
+    nt.write_mpich_json(path, [{"coll": "bcast", "comm_size": N, "bytes_lo": 1024,
+                                "alg": "scatter_ring_allgather"}])
+    env = nt.pass_env("mpich", path)
+    with_file = run("mpich", probe, "truncated-bcast", 1000, env, check=False)
+    out = with_file.stdout + with_file.stderr
+    assert "MPIDI_Bcast_intra_composition_gamma" in out and "MPIR_Bcast_intra_scatter_ring_allgather" in out, out
+    assert "MPIR_Bcast_intra_binomial" not in out
+    default = run("mpich", probe, "truncated-bcast", 1000, check=False)
+    out = default.stdout + default.stderr
+    assert "MPIR_Bcast_intra_binomial" in out and "scatter_ring" not in out, out
+    below = run("mpich", probe, "truncated-bcast", 200, env, check=False)  # 800 bytes
+    out = below.stdout + below.stderr
+    assert "MPIR_Bcast_intra_binomial" in out and "scatter_ring" not in out, out
+
+
 def test_mpich_rejects_a_malformed_file(probe, tmp_path):
     """MPICH parses the file strictly: a syntax error or an unknown algorithm aborts."""
     good = tmp_path / "good.json"

@@ -13,11 +13,17 @@
  *       order and bracketing in which the algorithm combined the contributions; prints
  *       "fp=<checksum of rank 0's result (all blocks for reduce_scatter_block)>". Two
  *       launches print the same fingerprint when the same algorithm ran, and (almost
- *       surely) different ones when it did not. */
+ *       surely) different ones when it did not.
+ *   truncated-bcast:
+ *       an erroneous MPI_Bcast (the root sends COUNT elements, the others expect
+ *       COUNT/2) with MPI_ERRORS_RETURN: each rank that gets an error prints MPICH's
+ *       error stack, which names the functions the call went through, hence the
+ *       composition and algorithm that ran, and aborts the job. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void order_op(void *in, void *inout, int *len, MPI_Datatype *type)
 {
@@ -129,6 +135,20 @@ int main(int argc, char **argv)
 
     if (!strncmp(mode, "order-", 6)) {
         order_fingerprint(mode, count, rank, size, send, recv);
+    } else if (!strcmp(mode, "truncated-bcast")) {
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        int rc = MPI_Bcast(recv, rank == 0 ? count : count / 2, MPI_UNSIGNED, 0, MPI_COMM_WORLD);
+        if (rc != MPI_SUCCESS) {
+            char text[MPI_MAX_ERROR_STRING];
+            int len = 0;
+            MPI_Error_string(rc, text, &len);
+            printf("rank %d error: %s\n", rank, text);
+            fflush(stdout);
+            /* the others may wait forever for data that will not come: abort, after
+             * giving the launcher time to forward the text */
+            sleep(1);
+            MPI_Abort(MPI_COMM_WORLD, 3);
+        }
     } else {
         int bad = 0, allbad = 0;
         if (!strcmp(mode, "sum-all")) {
