@@ -193,6 +193,19 @@ _GUARD = {"parent-comm": ("comm_hierarchy=parent", "comm_hierarchy=any"),
           "node-consecutive": ("is_node_consecutive=yes", "is_node_consecutive=no")}
 
 
+# csel defines is_commutative only for these (csel.c v4.0.2 lines 770-804; any other
+# collective asserts), so scan "smp" (restriction commutative) cannot be guarded
+_CSEL_HAS_COMMUTATIVE = ("allreduce", "reduce", "reduce_scatter", "reduce_scatter_block")
+
+
+def _mpich_unguardable(c) -> Optional[str]:
+    for r in MPICH_RESTRICTIONS.get((c.coll, str(c.ident)), ()):
+        if r == "commutative" and c.coll not in _CSEL_HAS_COMMUTATIVE:
+            return (f"algorithm {c.ident} needs a commutative operation, which MPICH's "
+                    f"selection cannot test for {c.coll}")
+    return None
+
+
 def _mpich_cap(coll: str) -> str:
     return coll[0].upper() + coll[1:]
 
@@ -417,12 +430,17 @@ def _ranges(active: List[_Cell]) -> List[Tuple[int, Optional[int], _Cell]]:
     return out
 
 
-def _split_cells(mpi: str, cells: Sequence[dict], kinds: Dict[str, str]):
-    """Validated cells per collective, and the notes of the ones that cannot be written."""
+def _split_cells(mpi: str, cells: Sequence[dict], kinds: Dict[str, str], check=None):
+    """Validated cells per collective, and the notes of the ones that cannot be written
+    (``check(cell)``: a reason the file cannot express the cell, or None)."""
     notes: List[str] = []
     per_coll: Dict[str, List[_Cell]] = {}
     for d in cells:
         c = _Cell(mpi, d)
+        why = check(c) if check else None
+        if why:
+            notes.append(f"{c.coll}: {why}; cell {d!r} not written")
+            continue
         kind = kinds.get(c.coll)
         if kind is None:
             notes.append(f"{c.coll}: {mpi}'s tuning file has no rules for this collective; cell {d!r} not written")
@@ -571,7 +589,8 @@ def _mpich_coll_tree(coll: str, cells: List[_Cell], default: dict, level: str,
 
 def mpich_trees(cells: Sequence[dict], library: Optional[str] = None):
     """(MPIR tree, ch4 tree, notes) for ``cells`` (see write_mpich_json)."""
-    per_coll, notes = _split_cells("mpich", cells, {c: MPICH_SIZE_KEY[c][1] for c in MPICH_SIZE_KEY})
+    per_coll, notes = _split_cells("mpich", cells, {c: MPICH_SIZE_KEY[c][1] for c in MPICH_SIZE_KEY},
+                                   _mpich_unguardable)
     mpir_default = mpich_default_tree("mpir", library)
     ch4_default = mpich_default_tree("ch4", library)
     mpir, ch4 = {}, {}

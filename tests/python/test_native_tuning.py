@@ -132,7 +132,8 @@ def test_mpich_trees_keep_the_default_and_guard_restrictions():
     assert mpir == default and ch4 == nt.mpich_default_tree("ch4") and notes == []
     mpir, ch4, notes = nt.mpich_trees([
         {"coll": "allgather", "comm_size": 4, "bytes_lo": 256, "alg": "recursive_doubling"},
-        {"coll": "gather", "comm_size": 4, "bytes_lo": 256, "alg": "nb"}])
+        {"coll": "gather", "comm_size": 4, "bytes_lo": 256, "alg": "nb"},
+        {"coll": "scan", "comm_size": 4, "bytes_lo": 0, "alg": "smp"}])
     assert list(mpir) == list(default)  # every collective, in the library's order
     ag = mpir["collective=allgather"]
     dflt = default["collective=allgather"]
@@ -146,7 +147,9 @@ def test_mpich_trees_keep_the_default_and_guard_restrictions():
     assert leaf == {"comm_size=pow2": {"algorithm=MPIR_Allgather_intra_recursive_doubling": {}},
                     "comm_size=any": dflt}
     assert ch4["collective=allgather"] == nt.mpich_default_tree("ch4")["collective=allgather"]
-    assert len(notes) == 1 and "gather" in notes[0]  # gather's size is in elements: not written
+    # gather's size is in elements; scan smp needs a commutativity test csel lacks for scan
+    assert len(notes) == 2 and notes[0].startswith("gather") and notes[1].startswith("scan: algorithm smp")
+    assert mpir["collective=scan"] == default["collective=scan"]
 
 
 # ---------------------------------------------------------------- the libraries, for real
@@ -270,3 +273,23 @@ def test_results_stay_exact_under_a_file(probe, tmp_path, mpi):
     env = nt.pass_env(mpi, path)
     for count in (1000, 3):  # 4000-byte vectors / blocks: in the cells; 12 bytes: not
         assert answer(mpi, probe, "sum-all", count, env) == "ok"
+
+
+def test_mpich_accepts_every_algorithm_of_every_collective(probe, tmp_path):
+    """One file with a cell for each algorithm MPICH can force (every guard and size test
+    this module writes): MPICH parses it (a bad key would abort MPI_Init) and the
+    collectives in the cells exercised (B = 40, 1200 and 4000 bytes) stay exact."""
+    cells, notes_expected = [], 0
+    for coll, algs in nt.native_algorithms("mpich").items():
+        whole = nt.MPICH_SIZE_KEY[coll][1] == "full"
+        for i, (value, _) in enumerate(algs):
+            if whole:  # one whole-range cell per communicator size
+                cells.append({"coll": coll, "comm_size": N + i, "bytes_lo": 0, "alg": value})
+            else:
+                cells.append({"coll": coll, "comm_size": N, "comm_size_hi": N + 1,
+                              "bytes_lo": i * 1024, "bytes_hi": (i + 1) * 1024, "alg": value})
+            notes_expected += (coll, value) == ("scan", "smp")
+    path = tmp_path / "all.json"
+    assert len(nt.write_mpich_json(path, cells)) == notes_expected
+    for count in (10, 300, 1000):
+        assert answer("mpich", probe, "sum-all", count, nt.pass_env("mpich", path)) == "ok"
