@@ -88,6 +88,14 @@ OMPI_SIZE_KIND = {"bcast": _B, "reduce": _B, "allreduce": _B, "allgatherv": _B,
 OMPI_FANINOUT = 4
 
 
+def _openmpi_unusable(c) -> Optional[str]:
+    """Open MPI's "two_proc" algorithms (coll_base_*_two_procs) fail with an error on
+    any other communicator size than 2."""
+    if c.name == "two_proc" and not (c.n_lo == c.n_hi == 2):
+        return "two_proc works on exactly 2 ranks only"
+    return None
+
+
 def _parse_ompi_info(text: str) -> Dict[str, List[Tuple[int, str]]]:
     """Algorithms per collective from `ompi_info --param coll tuned --level 9 --parsable`:
     lines mca:coll:tuned:param:coll_tuned_<coll>_algorithm:enumerator:value:<id>:<name>."""
@@ -458,7 +466,7 @@ def _split_cells(mpi: str, cells: Sequence[dict], kinds: Dict[str, str], check=N
 # --------------------------------------------------------------------------------------
 def openmpi_rules_text(cells: Sequence[dict]) -> Tuple[str, List[str]]:
     """The rules file's text and the notes of cells not written (see write_openmpi_rules)."""
-    per_coll, notes = _split_cells("openmpi", cells, OMPI_SIZE_KIND)
+    per_coll, notes = _split_cells("openmpi", cells, OMPI_SIZE_KIND, _openmpi_unusable)
     lines = ["# Open MPI coll/tuned dynamic rules, written by caracal (native_tuning.py).",
              "# Read with: --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_dynamic_rules_filename FILE",
              "# Layout (coll_tuned_dynamic_file.c): number of collectives; per collective: its id,",

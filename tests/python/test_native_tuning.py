@@ -46,9 +46,14 @@ def run(mpi, probe, mode, count, env=None, n=N, check=True):
     return p
 
 
+def answers(mpi, probe, mode, counts, env=None, n=N):
+    """The probe's result lines: one per count for the order-* modes."""
+    return [ln for ln in run(mpi, probe, mode, ",".join(map(str, counts)), env, n).stdout.splitlines()
+            if ln.startswith(("fp=", "ok", "wrong"))]
+
+
 def answer(mpi, probe, mode, count, env=None, n=N):
-    lines = [ln for ln in run(mpi, probe, mode, count, env, n).stdout.splitlines()
-             if ln.startswith(("fp=", "ok", "wrong"))]
+    lines = answers(mpi, probe, mode, [count], env, n)
     assert len(lines) == 1, lines
     return lines[0]
 
@@ -160,13 +165,13 @@ def test_openmpi_rules_select_the_algorithm(probe, tmp_path):
                                            "bytes_hi": 256, "alg": "basic_linear"}]) == []
     env = nt.pass_env("openmpi", rules)
     forced = nt.force_env("openmpi", "allreduce", "basic_linear")
-    for count, inside in ((8, False), (16, True), (32, True), (64, False)):  # 4-byte elements
-        got = answer("openmpi", probe, "order-allreduce", count, env)
-        default = answer("openmpi", probe, "order-allreduce", count)
-        if inside:
-            assert got == answer("openmpi", probe, "order-allreduce", count, forced) != default
-        else:
-            assert got == default
+    counts, inside = (8, 16, 32, 64), (False, True, True, False)  # 4-byte elements
+    got = answers("openmpi", probe, "order-allreduce", counts, env)
+    default = answers("openmpi", probe, "order-allreduce", counts)
+    linear = answers("openmpi", probe, "order-allreduce", counts, forced)
+    assert len(got) == len(default) == len(linear) == 4
+    for g, d, lin, ins in zip(got, default, linear, inside):
+        assert g == (lin if ins else d) and lin != d
     # another communicator size keeps the default (basic_linear there would differ too)
     got3 = answer("openmpi", probe, "order-allreduce", 16, env, n=3)
     assert got3 == answer("openmpi", probe, "order-allreduce", 16, n=3) \
@@ -175,8 +180,7 @@ def test_openmpi_rules_select_the_algorithm(probe, tmp_path):
     # messages are debug-build only) and keeps its fixed decision
     bad = tmp_path / "bad.rules"
     bad.write_text("1\n2\n1\n4\n1\n64 1 0 0\n")  # first message rule not at size 0
-    assert answer("openmpi", probe, "order-allreduce", 16, nt.pass_env("openmpi", bad)) == \
-        answer("openmpi", probe, "order-allreduce", 16)
+    assert answer("openmpi", probe, "order-allreduce", 16, nt.pass_env("openmpi", bad)) == default[1]
 
 
 def _message_graph(p):
@@ -210,15 +214,15 @@ def test_mpich_json_selects_the_algorithm(probe, tmp_path):
                                        "alg": "pairwise"}]) == []
     env = nt.pass_env("mpich", path)
     forced = nt.force_env("mpich", "reduce_scatter_block", "pairwise")
-    for count, inside in ((8, False), (16, True), (64, True)):  # block = 4 * count bytes
-        got = answer("mpich", probe, "order-reduce_scatter_block", count, env)
-        default = answer("mpich", probe, "order-reduce_scatter_block", count)
-        if inside:
-            assert got == answer("mpich", probe, "order-reduce_scatter_block", count, forced) != default
-        else:
-            assert got == default
-    assert answer("mpich", probe, "order-reduce_scatter_block", 16, env, n=3) == \
-        answer("mpich", probe, "order-reduce_scatter_block", 16, n=3)
+    counts, inside = (8, 16, 64), (False, True, True)  # block = 4 * count bytes
+    mode = "order-reduce_scatter_block"
+    got = answers("mpich", probe, mode, counts, env)
+    default = answers("mpich", probe, mode, counts)
+    pairwise = answers("mpich", probe, mode, counts, forced)
+    assert len(got) == len(default) == len(pairwise) == 3
+    for g, d, p, ins in zip(got, default, pairwise, inside):
+        assert g == (p if ins else d) and p != d
+    assert answer("mpich", probe, mode, 16, env, n=3) == answer("mpich", probe, mode, 16, n=3)
 
 
 def test_mpich_bcast_goes_through_the_flat_composition_to_the_algorithm(probe, tmp_path):
@@ -271,8 +275,8 @@ def test_results_stay_exact_under_a_file(probe, tmp_path, mpi):
     writer = nt.write_mpich_json if mpi == "mpich" else nt.write_openmpi_rules
     assert writer(path, cells) == []
     env = nt.pass_env(mpi, path)
-    for count in (1000, 3):  # 4000-byte vectors / blocks: in the cells; 12 bytes: not
-        assert answer(mpi, probe, "sum-all", count, env) == "ok"
+    # 4000-byte vectors / blocks: in the cells; 12 bytes: not
+    assert answer(mpi, probe, "sum-all", "1000,3", env) == "ok"
 
 
 def test_mpich_accepts_every_algorithm_of_every_collective(probe, tmp_path):
@@ -291,5 +295,27 @@ def test_mpich_accepts_every_algorithm_of_every_collective(probe, tmp_path):
             notes_expected += (coll, value) == ("scan", "smp")
     path = tmp_path / "all.json"
     assert len(nt.write_mpich_json(path, cells)) == notes_expected
-    for count in (10, 300, 1000):
-        assert answer("mpich", probe, "sum-all", count, nt.pass_env("mpich", path)) == "ok"
+    assert answer("mpich", probe, "sum-all", "10,300,1000", nt.pass_env("mpich", path)) == "ok"
+
+
+def test_openmpi_runs_every_algorithm_exactly_from_a_file(probe, tmp_path):
+    """One rules file with algorithm i of each collective in [1024 i, 1024 (i+1)) bytes:
+    launches hitting each range run every algorithm of bcast, reduce, allreduce,
+    allgather and alltoall, all exact. two_proc (2 ranks only) is reported, not written."""
+    cells, skipped = [], 0
+    for coll, algs in nt.native_algorithms("openmpi").items():
+        whole = nt.OMPI_SIZE_KIND[coll] == "full"
+        for i, (num, name) in enumerate(algs):
+            if whole:
+                cells.append({"coll": coll, "comm_size": N + i, "bytes_lo": 0, "alg": num})
+            else:
+                cells.append({"coll": coll, "comm_size": N, "bytes_lo": i * 1024,
+                              "bytes_hi": (i + 1) * 1024, "alg": num})
+            skipped += name == "two_proc"
+    path = tmp_path / "all.rules"
+    notes = nt.write_openmpi_rules(path, cells)
+    assert len(notes) == skipped >= 2 and all("two_proc" in n for n in notes)
+    longest = max(len(nt.native_algorithms("openmpi")[c]) for c in ("bcast", "reduce", "allreduce",
+                                                                   "allgather", "alltoall"))
+    counts = ",".join(str((i * 1024 + 512) // 4) for i in range(longest))  # middle of range i
+    assert answer("openmpi", probe, "sum-all", counts, nt.pass_env("openmpi", path)) == "ok"

@@ -2,12 +2,13 @@
  * rank 0 whether the results are exactly right, or a fingerprint of the algorithm that
  * produced them.
  *
- * usage: native_tuning_probe MODE COUNT
+ * usage: native_tuning_probe MODE COUNT[,COUNT...]
  *   sum-bcast / sum-reduce / sum-allreduce / sum-allgather / sum-alltoall / sum-all:
  *       COUNT unsigned ints (per rank's block for allgather/alltoall); MPI_SUM or known
  *       values; prints "ok" when every rank holds exactly what is computed here from
- *       first principles ("wrong N" otherwise). sum-all runs the five in turn.
- *   order-allreduce / order-reduce / order-reduce_scatter_block:
+ *       first principles ("wrong N" otherwise). sum-all runs the five in turn, each
+ *       mode runs every COUNT of the list in turn.
+ *   order-allreduce / order-reduce / order-reduce_scatter_block (one line per COUNT):
  *       a user operation declared commutative that is neither commutative nor
  *       associative (inout = 3*in + 5*inout + 1 mod 2^31), so the result depends on the
  *       order and bracketing in which the algorithm combined the contributions; prints
@@ -128,16 +129,28 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     const char *mode = argv[1];
-    int count = atoi(argv[2]);
+    int counts[64], ncounts = 0, count = 0;
+    for (char *p = argv[2], *end; *p && ncounts < 64; p = end + (*end == ',')) {
+        counts[ncounts] = (int)strtol(p, &end, 10);
+        if (end == p || counts[ncounts] < 0) {
+            if (rank == 0)
+                fprintf(stderr, "bad COUNT list %s\n", argv[2]);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        if (counts[ncounts] > count)
+            count = counts[ncounts];
+        ncounts++;
+    }
     size_t total = (size_t)count * (size_t)size + 1;
     unsigned *send = malloc(sizeof(unsigned) * total);
     unsigned *recv = malloc(sizeof(unsigned) * total);
 
     if (!strncmp(mode, "order-", 6)) {
-        order_fingerprint(mode, count, rank, size, send, recv);
+        for (int c = 0; c < ncounts; c++)
+            order_fingerprint(mode, counts[c], rank, size, send, recv);
     } else if (!strcmp(mode, "truncated-bcast")) {
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-        int rc = MPI_Bcast(recv, rank == 0 ? count : count / 2, MPI_UNSIGNED, 0, MPI_COMM_WORLD);
+        int rc = MPI_Bcast(recv, rank == 0 ? counts[0] : counts[0] / 2, MPI_UNSIGNED, 0, MPI_COMM_WORLD);
         if (rc != MPI_SUCCESS) {
             char text[MPI_MAX_ERROR_STRING];
             int len = 0;
@@ -151,13 +164,14 @@ int main(int argc, char **argv)
         }
     } else {
         int bad = 0, allbad = 0;
-        if (!strcmp(mode, "sum-all")) {
-            static const char *const each[] = {"sum-bcast", "sum-reduce", "sum-allreduce",
-                                               "sum-allgather", "sum-alltoall"};
-            for (int k = 0; k < 5; k++)
-                bad += sum_check(each[k], count, rank, size, send, recv);
-        } else {
-            bad = sum_check(mode, count, rank, size, send, recv);
+        static const char *const each[] = {"sum-bcast", "sum-reduce", "sum-allreduce",
+                                           "sum-allgather", "sum-alltoall"};
+        for (int c = 0; c < ncounts; c++) {
+            if (!strcmp(mode, "sum-all"))
+                for (int k = 0; k < 5; k++)
+                    bad += sum_check(each[k], counts[c], rank, size, send, recv);
+            else
+                bad += sum_check(mode, counts[c], rank, size, send, recv);
         }
         MPI_Reduce(&bad, &allbad, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
         if (rank == 0)
