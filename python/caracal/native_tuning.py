@@ -338,8 +338,12 @@ def force_env(mpi: str, coll: str, alg) -> Dict[str, str]:
     Open MPI: coll_tuned_use_dynamic_rules=1 + coll_tuned_<coll>_algorithm=<number>.
     MPICH: MPIR_CVAR_<COLL>_DEVICE_COLLECTIVE=0 (skip ch4's node-aware compositions, so
     MPIR_<Coll>_impl runs on the whole communicator) + MPIR_CVAR_<COLL>_INTRA_ALGORITHM=
-    <value> + MPIR_CVAR_COLLECTIVE_FALLBACK=error (an algorithm whose restrictions the
-    call does not meet fails rather than silently running another one)."""
+    <value>. MPICH's fallback stays at its default (silent): a call the algorithm's
+    restrictions exclude runs MPICH's automatic choice instead. (With
+    MPIR_CVAR_COLLECTIVE_FALLBACK=error the smp algorithms fail: they call the same
+    collective on their node subcommunicator, where the forced value applies again and
+    its parent-comm restriction fails - tested.) ``applicable`` tells the cells where
+    the forced algorithm really runs."""
     _check_mpi(mpi)
     if alg is None:
         return {}
@@ -349,8 +353,40 @@ def force_env(mpi: str, coll: str, alg) -> Dict[str, str]:
                 f"OMPI_MCA_coll_tuned_{coll}_algorithm": str(ident)}
     up = coll.upper()
     return {f"MPIR_CVAR_{up}_DEVICE_COLLECTIVE": "0",
-            f"MPIR_CVAR_{up}_INTRA_ALGORITHM": str(ident),
-            "MPIR_CVAR_COLLECTIVE_FALLBACK": "error"}
+            f"MPIR_CVAR_{up}_INTRA_ALGORITHM": str(ident)}
+
+
+def applicable(mpi: str, coll: str, alg, comm_size: int, nbytes: Optional[int] = None, *,
+               in_place: bool = False, commutative: bool = True, builtin_op: bool = True,
+               elem_size: int = 8) -> Optional[str]:
+    """Why native algorithm ``alg`` cannot run a call of ``coll`` on ``comm_size`` ranks
+    (Caracal's byte count ``nbytes``, elements of ``elem_size`` bytes for reductions),
+    or None when it can. Open MPI: the two_proc algorithms need exactly 2 ranks (others
+    error out). MPICH: the restrictions of coll_algorithms.txt (v4.0.2) that the call
+    can show: power-of-two sizes, in place or not, commutative and built-in operations,
+    count >= the largest power of two <= comm_size (checked when ``nbytes`` is given);
+    parent-comm and node-consecutive depend on the placement and are not checked."""
+    _check_mpi(mpi)
+    ident, name = _resolve(mpi, coll, alg)
+    if mpi == "openmpi":
+        if name == "two_proc" and comm_size != 2:
+            return "two_proc needs exactly 2 ranks"
+        return None
+    pof2 = 1 << (max(comm_size, 1).bit_length() - 1)
+    for r in MPICH_RESTRICTIONS.get((coll, str(ident)), ()):
+        if r == "power-of-two" and pof2 != comm_size:
+            return f"{ident} needs a power-of-two number of ranks"
+        if r == "inplace" and not in_place:
+            return f"{ident} runs in place only"
+        if r == "noinplace" and in_place:
+            return f"{ident} does not run in place"
+        if r == "commutative" and not commutative:
+            return f"{ident} needs a commutative operation"
+        if r == "builtin-op" and not builtin_op:
+            return f"{ident} needs a built-in operation"
+        if r == "size-ge-pof2" and nbytes is not None and nbytes // max(elem_size, 1) < pof2:
+            return f"{ident} needs at least {pof2} elements on {comm_size} ranks"
+    return None
 
 
 def mpich_ch4_path(path) -> str:

@@ -89,9 +89,17 @@ def test_env_shapes(tmp_path):
         "OMPI_MCA_coll_tuned_use_dynamic_rules": "1", "OMPI_MCA_coll_tuned_bcast_algorithm": "3"}
     assert nt.force_env("openmpi", "bcast", 3) == nt.force_env("openmpi", "bcast", "3")
     assert nt.force_env("mpich", "bcast", "MPIR_Bcast_intra_binomial") == {
-        "MPIR_CVAR_BCAST_DEVICE_COLLECTIVE": "0", "MPIR_CVAR_BCAST_INTRA_ALGORITHM": "binomial",
-        "MPIR_CVAR_COLLECTIVE_FALLBACK": "error"}
+        "MPIR_CVAR_BCAST_DEVICE_COLLECTIVE": "0", "MPIR_CVAR_BCAST_INTRA_ALGORITHM": "binomial"}
     assert nt.force_env("mpich", "bcast", None) == {}
+    assert nt.applicable("openmpi", "alltoall", "two_proc", 4) == "two_proc needs exactly 2 ranks"
+    assert nt.applicable("openmpi", "alltoall", "two_proc", 2) is None
+    assert nt.applicable("mpich", "allgather", "recursive_doubling", 6) is not None
+    assert nt.applicable("mpich", "allgather", "recursive_doubling", 8) is None
+    assert nt.applicable("mpich", "alltoall", "pairwise_sendrecv_replace", 4) == \
+        "pairwise_sendrecv_replace runs in place only"
+    assert nt.applicable("mpich", "allreduce", "reduce_scatter_allgather", 6, 24) is not None  # 3 < 4
+    assert nt.applicable("mpich", "allreduce", "reduce_scatter_allgather", 6, 32) is None
+    assert nt.applicable("mpich", "allreduce", "reduce_scatter_allgather", 6, 32, builtin_op=False)
     with pytest.raises(nt.NativeTuningError, match="cannot force bcast algorithm 'telepathy'"):
         nt.force_env("openmpi", "bcast", "telepathy")
     f = tmp_path / "t.json"
