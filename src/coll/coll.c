@@ -144,15 +144,17 @@ static int shm_now(caracal_hier *h, const caracal_choice *ch, int kind, const vo
     /* the node level's rule for a repeat of the last call on this hierarchy is remembered:
      * small blocking calls are where per-call work shows */
     static struct {
-        unsigned long serial;
+        unsigned long serial, generation;
         size_t bytes;
         int shm;
     } node_rule[CARACAL_NCOLL];
     if (!h->shm || h->nlevels != 1)
         return 0;
     int c = ch->coll;
-    if (node_rule[c].serial != h->serial || node_rule[c].bytes != ch->bytes) {
+    if (node_rule[c].serial != h->serial || node_rule[c].bytes != ch->bytes ||
+        node_rule[c].generation != caracal_select_generation) {
         node_rule[c].serial = h->serial;
+        node_rule[c].generation = caracal_select_generation;
         node_rule[c].bytes = ch->bytes;
         node_rule[c].shm = caracal_select_level(ch, h->level[0].kind, h->level[0].size).shm;
     }
