@@ -389,6 +389,33 @@ def applicable(mpi: str, coll: str, alg, comm_size: int, nbytes: Optional[int] =
     return None
 
 
+def cells_from_points(points) -> List[dict]:
+    """Cells for the writers from measured points {coll, comm_size, bytes, alg} (alg None:
+    the library's default won there), one list covering every measured size: per
+    collective and communicator size, each point stands for [its bytes, the next
+    measured bytes) - the first from 0, the last unbounded, as caracal tune's Caracal
+    rules - and neighbours with the same algorithm merge. Only non-default spans are
+    returned, each with its bytes_hi, so a default point between two cells stays default."""
+    groups: Dict[Tuple[str, int], List[dict]] = {}
+    for p in points:
+        groups.setdefault((p["coll"], int(p["comm_size"])), []).append(p)
+    cells = []
+    for (coll, n), ps in sorted(groups.items()):
+        ps = sorted(ps, key=lambda p: int(p["bytes"]))
+        spans: List[list] = []  # [alg, lo, hi]
+        for i, p in enumerate(ps):
+            lo = 0 if i == 0 else int(p["bytes"])
+            hi = int(ps[i + 1]["bytes"]) if i + 1 < len(ps) else None
+            if spans and spans[-1][0] == p.get("alg"):
+                spans[-1][2] = hi
+            else:
+                spans.append([p.get("alg"), lo, hi])
+        for alg, lo, hi in spans:
+            if alg is not None:
+                cells.append({"coll": coll, "comm_size": n, "bytes_lo": lo, "bytes_hi": hi, "alg": alg})
+    return cells
+
+
 def mpich_ch4_path(path) -> str:
     """The companion ch4-level file write_mpich_json writes next to ``path``."""
     path = str(path)

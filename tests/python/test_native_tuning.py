@@ -127,6 +127,15 @@ def test_openmpi_rules_layout():
     assert len(notes) == 1 and "scan" in notes[0] and "not written" in notes[0]
 
 
+def test_cells_from_measured_points():
+    pts = [{"coll": "bcast", "comm_size": 4, "bytes": b, "alg": a}
+           for b, a in ((8, "pipeline"), (1024, "pipeline"), (65536, None), (1 << 20, "chain"))]
+    pts.append({"coll": "barrier", "comm_size": 2, "bytes": 0, "alg": None})
+    assert nt.cells_from_points(pts) == [
+        {"coll": "bcast", "comm_size": 4, "bytes_lo": 0, "bytes_hi": 65536, "alg": "pipeline"},
+        {"coll": "bcast", "comm_size": 4, "bytes_lo": 1 << 20, "bytes_hi": None, "alg": "chain"}]
+
+
 def test_bad_cells_are_refused():
     with pytest.raises(nt.NativeTuningError, match="overlap"):
         nt.openmpi_rules_text([{"coll": "bcast", "comm_size": 4, "bytes_lo": 0, "bytes_hi": 100, "alg": 1},
