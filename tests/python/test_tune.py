@@ -2,9 +2,8 @@
 select, in a real run, exactly the algorithm its table says won; --resume, --budget and bad
 input behave. (How fast anything is, is measured, not asserted: bench/results.)"""
 import json
-import subprocess
 
-from conftest import BUILDS, ROOT
+from conftest import BUILDS
 
 
 def tune(cli, tmp_path, mpi, *extra, check=True):
@@ -29,11 +28,8 @@ def test_tune_rules_select_the_measured_winner(cli, tmp_path, mpi):
     # the 64 KiB bcast at 3 ranks runs what the table chose, on every rank
     win = next(r["winner"] for r in doc["rows"] if r["coll"] == "bcast" and r["bytes"] == 65536)
     exe = BUILDS[mpi] / "bin" / "test_rules_file"
-    lib = BUILDS[mpi] / "lib" / "libcaracal.so"
-    env = {"CARACAL_RULES": str(rules), "CARACAL_LOG": "algo", "CARACAL_LOG_RANKS": "all", "LD_PRELOAD": str(lib)}
-    from caracal import launch
-    cmd = launch.mpiexec_command(mpi, 3, [str(exe)], env=env)
-    run = subprocess.run(cmd, env=launch.launcher_env(), capture_output=True, text=True, timeout=120)
+    run = cli("run", "--tuned", out, "--no-profile", "-n", 3, "--mpi", mpi, "--env", "CARACAL_LOG=algo",
+              "--env", "CARACAL_LOG_RANKS=all", exe, timeout=120)
     assert run.returncode == 0, run.stderr
     lines = [ln for ln in (run.stdout + run.stderr).splitlines() if ": bcast " in ln]
     assert len(lines) == 9  # 3 calls x 3 ranks
