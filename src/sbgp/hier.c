@@ -5,6 +5,8 @@
 #include "log.h"
 #include "bcol/shm/shm.h"
 #include "map/topology.h"
+#include "progress.h"
+void caracal_progress_drain(void); /* coll/call.c */
 #include <hwloc.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -313,6 +315,11 @@ caracal_hier *caracal_hier_get(MPI_Comm comm)
     caracal_hier *h = caracal_hier_find(comm);
     if (h)
         return h;
+    /* building is a series of native blocking collectives (dup, split, allgather): a rank
+     * blocked in them cannot forward its part of Caracal's nonblocking collectives in flight,
+     * which the ranks it waits for may need first (docs/collectives.md "Progress") */
+    if (caracal_active_requests)
+        caracal_progress_drain();
     h = build(comm);
     PMPI_Comm_set_attr(comm, keyval, h);
     caracal_log("init", "hierarchy of communicator: %s, %d ranks", h->desc, h->size);
