@@ -137,6 +137,32 @@
     CARACAL_PROF_EXIT(0);                                 \
     return rc_;
 
+/* ---- communicator constructors: collective, blocking inside the library ---- */
+/* coll/call.c: finish Caracal's nonblocking collectives in flight first, as before a native
+ * blocking collective: a peer may wait for one of them before it joins this call, and the
+ * library cannot progress them (tests/stress seed 118, MPICH -n 3: MPI_Comm_split) */
+void caracal_before_native_collective(void);
+#define CARACAL_COMM_CTOR(FN, t, ...)             \
+    caracal_before_native_collective();           \
+    CARACAL_PROF_ENTER(CARACAL_FN_##FN);          \
+    int rc_ = t(__VA_ARGS__);                     \
+    CARACAL_PROF_EXIT(0);                         \
+    return rc_;
+#define CARACAL_HOOK_MPI_Comm_dup(t, ...) CARACAL_COMM_CTOR(MPI_Comm_dup, t, __VA_ARGS__)
+#define CARACAL_HOOK_MPI_Comm_dup_with_info(t, ...) CARACAL_COMM_CTOR(MPI_Comm_dup_with_info, t, __VA_ARGS__)
+#define CARACAL_HOOK_MPI_Comm_split(t, ...) CARACAL_COMM_CTOR(MPI_Comm_split, t, __VA_ARGS__)
+#define CARACAL_HOOK_MPI_Comm_split_type(t, ...) CARACAL_COMM_CTOR(MPI_Comm_split_type, t, __VA_ARGS__)
+#define CARACAL_HOOK_MPI_Comm_create(t, ...) CARACAL_COMM_CTOR(MPI_Comm_create, t, __VA_ARGS__)
+#define CARACAL_HOOK_MPI_Comm_create_group(t, ...) CARACAL_COMM_CTOR(MPI_Comm_create_group, t, __VA_ARGS__)
+#define CARACAL_HOOK_MPI_Intercomm_create(t, ...) CARACAL_COMM_CTOR(MPI_Intercomm_create, t, __VA_ARGS__)
+#define CARACAL_HOOK_MPI_Intercomm_merge(t, ...) CARACAL_COMM_CTOR(MPI_Intercomm_merge, t, __VA_ARGS__)
+#define CARACAL_HOOK_MPI_Cart_create(t, ...) CARACAL_COMM_CTOR(MPI_Cart_create, t, __VA_ARGS__)
+#define CARACAL_HOOK_MPI_Cart_sub(t, ...) CARACAL_COMM_CTOR(MPI_Cart_sub, t, __VA_ARGS__)
+#define CARACAL_HOOK_MPI_Graph_create(t, ...) CARACAL_COMM_CTOR(MPI_Graph_create, t, __VA_ARGS__)
+#define CARACAL_HOOK_MPI_Dist_graph_create(t, ...) CARACAL_COMM_CTOR(MPI_Dist_graph_create, t, __VA_ARGS__)
+#define CARACAL_HOOK_MPI_Dist_graph_create_adjacent(t, ...) \
+    CARACAL_COMM_CTOR(MPI_Dist_graph_create_adjacent, t, __VA_ARGS__)
+
 /* ---- MPI_Abort: leave this rank's partial profile first ---- */
 void caracal_prof_write_piece(int in_signal);
 #define CARACAL_HOOK_MPI_Abort(t, cm, code)   \
