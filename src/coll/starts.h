@@ -12,11 +12,30 @@ CARACAL_START(caracal_start_reduce);
 CARACAL_START(caracal_start_allreduce);
 
 /* allgather: coll/allgather/ */
+CARACAL_START(caracal_start_allgather_hier);
+CARACAL_START(caracal_start_allgather_ring);
+CARACAL_START(caracal_start_allgather_bruck);
+CARACAL_START(caracal_start_allgather_recdbl);
 /* allgatherv: coll/allgatherv/ */
+CARACAL_START(caracal_start_allgatherv_hier);
+CARACAL_START(caracal_start_allgatherv_ring);
+CARACAL_START(caracal_start_allgatherv_bruck);
 /* gather: coll/gather/ */
+CARACAL_START(caracal_start_gather_hier);
+CARACAL_START(caracal_start_gather_binomial);
+CARACAL_START(caracal_start_gather_linear);
 /* gatherv: coll/gatherv/ */
+CARACAL_START(caracal_start_gatherv_hier);
+CARACAL_START(caracal_start_gatherv_binomial);
+CARACAL_START(caracal_start_gatherv_linear);
 /* scatter: coll/scatter/ */
+CARACAL_START(caracal_start_scatter_hier);
+CARACAL_START(caracal_start_scatter_binomial);
+CARACAL_START(caracal_start_scatter_linear);
 /* scatterv: coll/scatterv/ */
+CARACAL_START(caracal_start_scatterv_hier);
+CARACAL_START(caracal_start_scatterv_binomial);
+CARACAL_START(caracal_start_scatterv_linear);
 /* alltoall: coll/alltoall/ */
 CARACAL_START(caracal_start_alltoall_hier);
 CARACAL_START(caracal_start_alltoall_pairwise);
