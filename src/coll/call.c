@@ -113,6 +113,12 @@ int caracal_native_blocking_mode(void)
     return mode;
 }
 
+void caracal_before_native_collective(void)
+{
+    if (caracal_active_requests && caracal_native_blocking_mode() != CARACAL_NATIVE_OFF)
+        caracal_progress_drain();
+}
+
 void caracal_progress_drain(void)
 {
     unsigned spins = 0;

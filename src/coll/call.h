@@ -89,6 +89,9 @@ enum { CARACAL_NATIVE_DRAIN, CARACAL_NATIVE_NONBLOCKING, CARACAL_NATIVE_OFF };
 int caracal_native_blocking_mode(void);
 /** Progress Caracal's collectives in flight until none is left. */
 void caracal_progress_drain(void);
+/** Before a blocking collective of the library that Caracal does not run (the hierarchy's
+ *  setup, communicator constructors: prof/hooks.h): drain, unless CARACAL_NATIVE_BLOCKING=off. */
+void caracal_before_native_collective(void);
 int caracal_impl_MPI_Wait(MPI_Request *request, MPI_Status *status);
 #define CARACAL_NATIVE_BLOCKING(call, icall)                                                   \
     do {                                                                                       \

@@ -83,7 +83,14 @@ int caracal_coll_applies(caracal_coll c, int blocking, MPI_Comm comm, size_t byt
     if (!caracal_select(c, size, bytes, choice))
         goto native; /* before any hierarchy lookup: a native call pays no attribute access */
     if (blocking) {
-        *h = caracal_hier_get(comm);
+        /* Building the hierarchy runs blocking PMPI collectives on comm, which do not progress
+         * Caracal's nonblocking collectives in flight: a peer that waits for one of them before
+         * it enters this call would never arrive (tests/stress seed 110, MPICH -n 3). The rank
+         * first finishes what it has in flight, as before a native blocking collective. */
+        if (!(*h = caracal_hier_find(comm))) {
+            caracal_before_native_collective();
+            *h = caracal_hier_get(comm);
+        }
     } else if (!(*h = caracal_hier_find(comm))) {
         /* The same answer on every rank: the hierarchy exists once a blocking collective on
          * comm has selected Caracal. Selection depends only on the communicator's size and the
@@ -148,7 +155,10 @@ static int shm_now(caracal_hier *h, const caracal_choice *ch, int kind, const vo
         size_t bytes;
         int shm;
     } node_rule[CARACAL_NCOLL];
-    if (!h->shm || h->nlevels != 1)
+    /* the inline wait does not progress other requests: with Caracal collectives in flight
+     * (whose peers may wait for this rank's part before they join this call) take the task
+     * path, which does (tests/stress seed 115, MPICH -n 3) */
+    if (!h->shm || h->nlevels != 1 || caracal_active_requests)
         return 0;
     int c = ch->coll;
     if (node_rule[c].serial != h->serial || node_rule[c].bytes != ch->bytes ||

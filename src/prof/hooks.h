@@ -137,32 +137,31 @@
     CARACAL_PROF_EXIT(0);                                 \
     return rc_;
 
-/* ---- communicator constructors: blocking collectives inside the library. A rank blocked
- * in one cannot forward its part of Caracal's nonblocking collectives in flight, which the
- * ranks it waits for may need before they get here (docs/collectives.md "Progress"): like
- * the native blocking collectives (CARACAL_NATIVE_BLOCKING drain), finish them first. ---- */
-extern int caracal_active_requests;
-void caracal_progress_drain(void);
-#define CARACAL_DRAINED(FN, CALL)                         \
-    if (caracal_active_requests) caracal_progress_drain(); \
-    CARACAL_PROF_ENTER(CARACAL_FN_##FN);                  \
-    int rc_ = CALL;                                       \
-    CARACAL_PROF_EXIT(0);                                 \
+/* ---- communicator constructors: collective, blocking inside the library ---- */
+/* coll/call.c: finish Caracal's nonblocking collectives in flight first, as before a native
+ * blocking collective: a peer may wait for one of them before it joins this call, and the
+ * library cannot progress them (tests/stress seed 118, MPICH -n 3: MPI_Comm_split) */
+void caracal_before_native_collective(void);
+#define CARACAL_COMM_CTOR(FN, t, ...)             \
+    caracal_before_native_collective();           \
+    CARACAL_PROF_ENTER(CARACAL_FN_##FN);          \
+    int rc_ = t(__VA_ARGS__);                     \
+    CARACAL_PROF_EXIT(0);                         \
     return rc_;
-#define CARACAL_HOOK_MPI_Comm_dup(t, ...) CARACAL_DRAINED(MPI_Comm_dup, t(__VA_ARGS__))
-#define CARACAL_HOOK_MPI_Comm_dup_with_info(t, ...) CARACAL_DRAINED(MPI_Comm_dup_with_info, t(__VA_ARGS__))
-#define CARACAL_HOOK_MPI_Comm_split(t, ...) CARACAL_DRAINED(MPI_Comm_split, t(__VA_ARGS__))
-#define CARACAL_HOOK_MPI_Comm_split_type(t, ...) CARACAL_DRAINED(MPI_Comm_split_type, t(__VA_ARGS__))
-#define CARACAL_HOOK_MPI_Comm_create(t, ...) CARACAL_DRAINED(MPI_Comm_create, t(__VA_ARGS__))
-#define CARACAL_HOOK_MPI_Comm_create_group(t, ...) CARACAL_DRAINED(MPI_Comm_create_group, t(__VA_ARGS__))
-#define CARACAL_HOOK_MPI_Intercomm_create(t, ...) CARACAL_DRAINED(MPI_Intercomm_create, t(__VA_ARGS__))
-#define CARACAL_HOOK_MPI_Intercomm_merge(t, ...) CARACAL_DRAINED(MPI_Intercomm_merge, t(__VA_ARGS__))
-#define CARACAL_HOOK_MPI_Cart_create(t, ...) CARACAL_DRAINED(MPI_Cart_create, t(__VA_ARGS__))
-#define CARACAL_HOOK_MPI_Cart_sub(t, ...) CARACAL_DRAINED(MPI_Cart_sub, t(__VA_ARGS__))
-#define CARACAL_HOOK_MPI_Graph_create(t, ...) CARACAL_DRAINED(MPI_Graph_create, t(__VA_ARGS__))
-#define CARACAL_HOOK_MPI_Dist_graph_create(t, ...) CARACAL_DRAINED(MPI_Dist_graph_create, t(__VA_ARGS__))
+#define CARACAL_HOOK_MPI_Comm_dup(t, ...) CARACAL_COMM_CTOR(MPI_Comm_dup, t, __VA_ARGS__)
+#define CARACAL_HOOK_MPI_Comm_dup_with_info(t, ...) CARACAL_COMM_CTOR(MPI_Comm_dup_with_info, t, __VA_ARGS__)
+#define CARACAL_HOOK_MPI_Comm_split(t, ...) CARACAL_COMM_CTOR(MPI_Comm_split, t, __VA_ARGS__)
+#define CARACAL_HOOK_MPI_Comm_split_type(t, ...) CARACAL_COMM_CTOR(MPI_Comm_split_type, t, __VA_ARGS__)
+#define CARACAL_HOOK_MPI_Comm_create(t, ...) CARACAL_COMM_CTOR(MPI_Comm_create, t, __VA_ARGS__)
+#define CARACAL_HOOK_MPI_Comm_create_group(t, ...) CARACAL_COMM_CTOR(MPI_Comm_create_group, t, __VA_ARGS__)
+#define CARACAL_HOOK_MPI_Intercomm_create(t, ...) CARACAL_COMM_CTOR(MPI_Intercomm_create, t, __VA_ARGS__)
+#define CARACAL_HOOK_MPI_Intercomm_merge(t, ...) CARACAL_COMM_CTOR(MPI_Intercomm_merge, t, __VA_ARGS__)
+#define CARACAL_HOOK_MPI_Cart_create(t, ...) CARACAL_COMM_CTOR(MPI_Cart_create, t, __VA_ARGS__)
+#define CARACAL_HOOK_MPI_Cart_sub(t, ...) CARACAL_COMM_CTOR(MPI_Cart_sub, t, __VA_ARGS__)
+#define CARACAL_HOOK_MPI_Graph_create(t, ...) CARACAL_COMM_CTOR(MPI_Graph_create, t, __VA_ARGS__)
+#define CARACAL_HOOK_MPI_Dist_graph_create(t, ...) CARACAL_COMM_CTOR(MPI_Dist_graph_create, t, __VA_ARGS__)
 #define CARACAL_HOOK_MPI_Dist_graph_create_adjacent(t, ...) \
-    CARACAL_DRAINED(MPI_Dist_graph_create_adjacent, t(__VA_ARGS__))
+    CARACAL_COMM_CTOR(MPI_Dist_graph_create_adjacent, t, __VA_ARGS__)
 
 /* ---- MPI_Abort: leave this rank's partial profile first ---- */
 void caracal_prof_write_piece(int in_signal);

@@ -41,3 +41,6 @@ caracal_mpi_test(NAME a2afam_hier_np5_node3 NP 5 COMMAND $<TARGET_FILE:test_a2af
 caracal_mpi_test(NAME a2afam_hier_np4_interleaved NP 4 COMMAND $<TARGET_FILE:test_a2afam> ${_a2a_small} PRELOAD
                  ENV CARACAL_TOPOLOGY=${CMAKE_CURRENT_SOURCE_DIR}/data/topology4-alternating.json
                      CARACAL_REORDER=0 ${_a2a_hier})
+# CARACAL_COLL=force alone: "hier" is each family's default (first row of algorithms.def)
+caracal_mpi_test(NAME a2afam_force_np4_node2 NP 4 COMMAND $<TARGET_FILE:test_a2afam> ${_a2a_small} PRELOAD
+                 ENV CARACAL_COLL=force CARACAL_NODE_SIZE=2)

@@ -28,6 +28,11 @@ CARACAL_START(caracal_start_alltoall_bruck)
     }
     if (block == 0)
         return caracal_steps_task(s);
+    if ((size_t)(n / 2 + 1) * block > 0x7fffffff) {
+        caracal_task *t = caracal_steps_task(s); /* messages beyond int counts: native (same on every rank) */
+        t->destroy(t);
+        return NULL;
+    }
     char *slots = caracal_steps_scratch(s, (size_t)n * block);
     char *out = caracal_steps_scratch(s, (size_t)(n / 2 + 1) * block);
     char *in = caracal_steps_scratch(s, (size_t)(n / 2 + 1) * block);

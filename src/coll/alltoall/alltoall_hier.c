@@ -34,6 +34,14 @@ CARACAL_START(caracal_start_alltoall_hier)
     if (block == 0)
         return caracal_steps_task(s);
     const caracal_nodes *g = caracal_nodes_of(s, h);
+    int biggest = 0;
+    for (int k = 0; k < g->count; k++)
+        biggest = caracal_nodes_size(g, k) > biggest ? caracal_nodes_size(g, k) : biggest;
+    if ((size_t)n * block > 0x7fffffff || (size_t)biggest * biggest * block > 0x7fffffff) {
+        caracal_task *t = caracal_steps_task(s); /* messages beyond int counts: native (same on every rank) */
+        t->destroy(t);
+        return NULL;
+    }
     int me = g->node[r], m = caracal_nodes_size(g, me), leader = caracal_nodes_leader(g, me);
     const int *mine = g->members + g->start[me];
     size_t row = (size_t)n * block; /* one rank's n blocks */

@@ -21,6 +21,11 @@ CARACAL_START(caracal_start_alltoall_pairwise)
     const char *sbuf = call->sbuf;
     if (block == 0)
         return caracal_steps_task(s);
+    if (sbuf == MPI_IN_PLACE && block > 0x7fffffff) {
+        caracal_task *t = caracal_steps_task(s); /* byte messages beyond int counts: native (same everywhere) */
+        t->destroy(t);
+        return NULL;
+    }
     if (sbuf == MPI_IN_PLACE) {
         char *packed = caracal_steps_scratch(s, (size_t)n * block), *got = caracal_steps_scratch(s, (size_t)n * block);
         for (int j = 0; j < n; j++)

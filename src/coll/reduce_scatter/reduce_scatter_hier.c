@@ -50,7 +50,7 @@ caracal_task *caracal_rs_hier(const caracal_ml_args *a, const caracal_rs_args *r
     caracal_steps *s = caracal_steps_new(rs->name, h, a->tag);
     int *counts, *displs;
     long long total = caracal_rs_layout(s, rs, n, &counts, &displs);
-    if (total < 0) {
+    if (total < 0 || (size_t)total * caracal_type_size(rs->dt) > 0x7fffffff) { /* packed parts beyond int */
         caracal_task *t = caracal_steps_task(s);
         t->destroy(t);
         return NULL;
