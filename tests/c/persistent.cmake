@@ -1,0 +1,28 @@
+# MPI-4 persistent collectives (src/coll/persistent.c; tests/c/test_persist.c): every family
+# with Caracal algorithms, 1000 starts per request with the inputs changed before each,
+# results from first principles, Startall with native persistent point-to-point and a
+# persistent collective that the rules send native (12-byte allreduce), Request_free.
+# Families listed `name:native` have no Caracal algorithm yet: the pass-through to the
+# library's own *_init is checked the same way (drop `:native` when their algorithms land).
+add_executable(test_persist test_persist.c)
+target_link_libraries(test_persist PRIVATE dl)
+set(_pers_fams barrier,bcast,reduce,allreduce)
+set(_pers_p2p CARACAL_BARRIER=hier CARACAL_BCAST=knomial CARACAL_REDUCE=knomial
+              CARACAL_ALLREDUCE=native@12,recdbl)
+set(_pers_shm CARACAL_BARRIER=node/shm,hier CARACAL_BCAST=node/shm,knomial CARACAL_REDUCE=node/shm,knomial
+              CARACAL_ALLREDUCE=native@12,node/shm,recdbl)
+caracal_mpi_test(NAME persist_np2_flat NP 2 COMMAND $<TARGET_FILE:test_persist> ${_pers_fams} 1000 cap PRELOAD
+                 ENV CARACAL_NODE_SIZE=1 ${_pers_p2p})
+caracal_mpi_test(NAME persist_np2_shm NP 2 COMMAND $<TARGET_FILE:test_persist> ${_pers_fams} 1000 PRELOAD
+                 ENV CARACAL_NODE_SIZE=2 ${_pers_shm})
+caracal_mpi_test(NAME persist_np3_node2 NP 3 COMMAND $<TARGET_FILE:test_persist> ${_pers_fams} 1000 PRELOAD
+                 ENV CARACAL_NODE_SIZE=2 CARACAL_BCAST=knomial:3 CARACAL_REDUCE=knomial_seg CARACAL_BARRIER=hier:3
+                     CARACAL_ALLREDUCE=native@12,ring CARACAL_SEGMENT_SIZE=16k)
+caracal_mpi_test(NAME persist_np3_flat_nary NP 3 COMMAND $<TARGET_FILE:test_persist> ${_pers_fams} 1000 PRELOAD
+                 ENV CARACAL_NODE_SIZE=1 CARACAL_BCAST=nary:1 CARACAL_REDUCE=knomial:3 CARACAL_BARRIER=hier
+                     CARACAL_ALLREDUCE=native@12,ring)
+caracal_mpi_test(NAME persist_np4_node2_shm NP 4 COMMAND $<TARGET_FILE:test_persist> ${_pers_fams} 1000 PRELOAD
+                 ENV CARACAL_NODE_SIZE=2 ${_pers_shm})
+caracal_mpi_test(NAME persist_np4_flat NP 4 COMMAND $<TARGET_FILE:test_persist> ${_pers_fams} 1000 PRELOAD
+                 ENV CARACAL_NODE_SIZE=1 CARACAL_BCAST=sequential CARACAL_REDUCE=knomial CARACAL_BARRIER=hier
+                     CARACAL_ALLREDUCE=native@12,recdbl)
