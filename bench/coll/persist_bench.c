@@ -1,8 +1,8 @@
 /* Persistent allreduce against the blocking and nonblocking calls, Caracal against the
- * native library, interleaved in one launch (bench/coll/persist.py drives it; results in
- * bench/results/persistent.md and docs/collectives.md "Persistent collectives").
+ * native library, interleaved in one launch (results in docs/collectives.md "Persistent
+ * collectives"):
  *
- *   persist_bench COUNT_INTS REPS ROUNDS
+ *   mpiexec -n 2 -x LD_PRELOAD=build/lib/libcaracal.so build/bin/persist_bench COUNT_INTS REPS ROUNDS
  *
  * Six variants, each timed over REPS back-to-back calls, in a rotated order every round:
  *   caracal blocking     MPI_Allreduce                 (Caracal under LD_PRELOAD, by its rules)

@@ -26,3 +26,17 @@ caracal_mpi_test(NAME persist_np4_node2_shm NP 4 COMMAND $<TARGET_FILE:test_pers
 caracal_mpi_test(NAME persist_np4_flat NP 4 COMMAND $<TARGET_FILE:test_persist> ${_pers_fams} 1000 PRELOAD
                  ENV CARACAL_NODE_SIZE=1 CARACAL_BCAST=sequential CARACAL_REDUCE=knomial CARACAL_BARRIER=hier
                      CARACAL_ALLREDUCE=native@12,recdbl)
+# From Fortran (MPICH: Open MPI 4.1's Fortran MPIX_*_init call PMPIX_* directly and run
+# natively; docs/collectives.md), through each binding.
+if(CARACAL_MPI STREQUAL "mpich")
+  foreach(b mpif mpi f08)
+    add_executable(test_persist_f_${b} test_persist_f.F90)
+    target_compile_definitions(test_persist_f_${b} PRIVATE ${_fbind_${b}})
+    if(b STREQUAL "mpif")
+      target_compile_options(test_persist_f_${b} PRIVATE -fallow-argument-mismatch)
+    endif()
+    set_target_properties(test_persist_f_${b} PROPERTIES Fortran_MODULE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fmod_persist_${b})
+    caracal_mpi_test(NAME persist_f_${b}_np2 NP 2 COMMAND $<TARGET_FILE:test_persist_f_${b}> PRELOAD
+                     ENV CARACAL_NODE_SIZE=1 ${_pers_p2p})
+  endforeach()
+endif()
