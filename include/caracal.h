@@ -37,6 +37,16 @@ int caracal_print_hierarchy(MPI_Comm comm);
  *  placement yet (reorder = 0, CARACAL_REORDER=0, n <= 2, ...). */
 int caracal_reorder_last(long long *identity_cost, long long *chosen_cost);
 
+/** Replace the selection rules of one collective family (its name as in `caracal info
+ *  --algorithms`: "bcast", "allreduce", ...) for the rest of the job, in place of the
+ *  CARACAL_<FAMILY> setting; the rules file and the built-in defaults still follow them.
+ *  NULL or "" removes them. Collective in effect: every rank of every communicator the
+ *  family is called on must make the same change between the same two calls (as
+ *  `caracal tune` does), or ranks would pick different algorithms. Returns 0, or -1 for
+ *  an unknown family, one that is always native, or rules of which some were refused
+ *  (those warn as in the setting; the others are in force). */
+int caracal_set_rules(const char *family, const char *rules);
+
 /** How many collectives Caracal's own algorithms ran in this process (the rest went native). */
 long caracal_coll_count(void);
 /** How many starts (MPI_Start, MPI_Startall) of persistent collectives ran Caracal's own

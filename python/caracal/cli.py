@@ -16,6 +16,7 @@ COMMANDS = [
     "report",
     "probe",
     "bench",
+    "tune",
     "nodemap",
     "map",
     "info",

@@ -1,6 +1,7 @@
 /* The algorithm table (algorithms.def) and the family table (families.def), with the
  * lookups the selection and `caracal info` use. */
 #include "coll/call.h"
+#include "coll/rules_file.h"
 #include "config.h"
 #include <stdio.h>
 #include <string.h>
@@ -63,16 +64,25 @@ static void jstr(FILE *f, const char *s)
 void caracal_algorithms_print_json(void *stream)
 {
     FILE *f = stream;
-    fprintf(f, "{\"schema\": \"caracal.algorithms/1\", \"families\": [\n");
+    caracal_select_setup(); /* reads the rules file */
+    const char *file = caracal_rules_file_path();
+    fprintf(f, "{\"schema\": \"caracal.algorithms/1\", \"rules_file\": ");
+    if (file)
+        jstr(f, file);
+    else
+        fputs("null", f);
+    fprintf(f, ", \"families\": [\n");
     for (int c = 0; c < CARACAL_NCOLL; c++) {
         int setting = families[c].setting, native = families[c].flags & CARACAL_FAM_NATIVE;
         fprintf(f, "  {\"name\": \"%s\", \"native_only\": %s, \"setting\": ", caracal_coll_names[c],
                 native ? "true" : "false");
         if (native)
-            fprintf(f, "null, \"user_rules\": \"\", \"default_rules\": \"native\"");
+            fprintf(f, "null, \"user_rules\": \"\", \"file_rules\": \"\", \"default_rules\": \"native\"");
         else {
             fprintf(f, "\"CARACAL_%s\", \"user_rules\": ", caracal_settings[setting].name);
             jstr(f, caracal_setting_str(setting));
+            fprintf(f, ", \"file_rules\": ");
+            jstr(f, caracal_rules_file_text(c));
             fprintf(f, ", \"default_rules\": ");
             jstr(f, caracal_select_defaults(c));
         }

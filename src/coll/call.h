@@ -67,6 +67,10 @@ size_t caracal_coll_call_bytes(const caracal_coll_call *call, int comm_size);
 int caracal_coll_applies(caracal_coll c, int blocking, MPI_Comm comm, size_t bytes, int root, MPI_Op op,
                          caracal_choice *choice, caracal_hier **h);
 
+/** Whether this call moves no data on any rank (a type signature of 0 bytes, which MPI
+ *  makes the same on every rank; v-variants and barrier never are): a blocking call then
+ *  returns at once after the argument checks, as the libraries do. */
+int caracal_coll_call_empty(const caracal_coll_call *call, MPI_Comm comm);
 /** Whether Caracal runs this call, and if so its task in *task (run it with
  *  caracal_coll_call_finish). Returns 0 when the caller must run the native function.
  *  `blocking`: every rank of comm is in this very call (the hierarchy may be built). */

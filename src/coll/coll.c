@@ -145,15 +145,17 @@ static int shm_now(caracal_hier *h, const caracal_choice *ch, int kind, const vo
     /* the node level's rule for a repeat of the last call on this hierarchy is remembered:
      * small blocking calls are where per-call work shows */
     static struct {
-        unsigned long serial;
+        unsigned long serial, generation;
         size_t bytes;
         int shm;
     } node_rule[CARACAL_NCOLL];
     if (!h->shm || h->nlevels != 1)
         return 0;
     int c = ch->coll;
-    if (node_rule[c].serial != h->serial || node_rule[c].bytes != ch->bytes) {
+    if (node_rule[c].serial != h->serial || node_rule[c].bytes != ch->bytes ||
+        node_rule[c].generation != caracal_select_generation) {
         node_rule[c].serial = h->serial;
+        node_rule[c].generation = caracal_select_generation;
         node_rule[c].bytes = ch->bytes;
         node_rule[c].shm = caracal_select_level(ch, h->level[0].kind, h->level[0].size).shm;
     }
@@ -192,10 +194,19 @@ static int barrier(MPI_Comm comm, MPI_Request *request)
 int caracal_impl_MPI_Barrier(MPI_Comm comm) { return barrier(comm, NULL); }
 int caracal_impl_MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) { return barrier(comm, request); }
 
+/* A blocking call of count 0 moves nothing on any rank (coll/call.h) */
+static int empty(caracal_coll c, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm)
+{
+    caracal_coll_call call = {.coll = c, .scount = count, .sdt = dt, .op = op, .root = root};
+    return count == 0 && caracal_coll_call_empty(&call, comm);
+}
+
 static int bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request *request)
 {
     caracal_choice ch;
     caracal_hier *h;
+    if (count == 0 && !request && empty(CARACAL_BCAST, count, dt, MPI_OP_NULL, root, comm))
+        return MPI_SUCCESS;
     if (root == MPI_PROC_NULL || !applies(CARACAL_BCAST, !request, comm, count, dt, root, MPI_SUM, &ch, &h))
 {
         if (request)
@@ -223,6 +234,8 @@ static int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt
 {
     caracal_choice ch;
     caracal_hier *h;
+    if (count == 0 && !request && empty(CARACAL_REDUCE, count, dt, op, root, comm))
+        return MPI_SUCCESS;
     if (root == MPI_PROC_NULL || !applies(CARACAL_REDUCE, !request, comm, count, dt, root, op, &ch, &h))
 {
         if (request)
@@ -253,6 +266,8 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
 {
     caracal_choice ch;
     caracal_hier *h;
+    if (count == 0 && !request && empty(CARACAL_ALLREDUCE, count, dt, op, MPI_PROC_NULL, comm))
+        return MPI_SUCCESS;
     if (!applies(CARACAL_ALLREDUCE, !request, comm, count, dt, MPI_PROC_NULL, op, &ch, &h))
 {
         if (request)

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "select.h"
 #include "call.h"
+#include "rules_file.h"
 #include <mpi.h>
 #include "config.h"
 #include "log.h"
@@ -61,7 +62,7 @@ typedef struct {
     long long blo, bhi, nlo, nhi;
 } rule;
 
-#define MAX_RULES 32
+#define MAX_RULES 128 /* per family: a tuned file has one rule per measured cell */
 static rule rules[CARACAL_NCOLL][MAX_RULES];
 static int nrules[CARACAL_NCOLL];
 static int ready;
@@ -167,22 +168,26 @@ static int known(int c, const rule *r)
     return strcmp(r->kind, "comm") ? strstr(a->scope, "level") != NULL : a->start != NULL;
 }
 
-static void parse_into(int c, const char *text, const char *origin)
+static int parse_into(int c, const char *text, const char *origin)
 {
+    int refused = 0;
     char *copy = strdup(text), *save = NULL;
     for (char *tok = strtok_r(copy, ",; \t", &save); tok; tok = strtok_r(NULL, ",; \t", &save)) {
-        if (nrules[c] == MAX_RULES)
+        if (nrules[c] == MAX_RULES) {
+            caracal_warn_job("%s: more than %d rules for %s; the rest ignored", origin, MAX_RULES, caracal_coll_names[c]);
             break;
-        if (!parse_rule(tok, &rules[c][nrules[c]]))
+        }
+        if (!parse_rule(tok, &rules[c][nrules[c]]) && ++refused)
             caracal_warn_job("%s: cannot read rule '%s' (grammar: [kind/]alg[:k][@bytes][#ranks], radix >= 2, "
                              "ranges lo-hi with lo < hi; see `caracal info`); ignored", origin, tok);
-        else if (!known(c, &rules[c][nrules[c]]))
+        else if (!known(c, &rules[c][nrules[c]]) && ++refused)
             caracal_warn_job("%s: '%s' is not a %s algorithm%s (see `caracal info`); ignored", origin, tok,
                              caracal_coll_names[c], strcmp(rules[c][nrules[c]].kind, "comm") ? " for a level" : "");
         else
             nrules[c]++;
     }
     free(copy);
+    return refused;
 }
 
 /* Level rules choose a primitive inside a Caracal schedule; on their own they would never
@@ -231,25 +236,6 @@ int caracal_coll_mode(void)
 
 const char *caracal_select_defaults(caracal_coll coll) { return defaults[coll]; }
 
-void caracal_select_setup(void)
-{
-    if (ready)
-        return;
-    ready = 1;
-    for (int c = 0; c < CARACAL_NCOLL; c++) {
-        int setting = caracal_family_setting(c);
-        if (caracal_family_flags(c) & CARACAL_FAM_NATIVE)
-            continue; /* no algorithm of its own: no rules (the setting is CARACAL_COLL) */
-        char origin[64];
-        snprintf(origin, sizeof origin, "CARACAL_%s", caracal_settings[setting].name);
-        parse_into(c, caracal_setting_str(setting), origin);
-        imply_schedule(c, 0, origin);
-        parse_into(c, defaults[c], "built-in selection");
-    }
-}
-
-static int in(long long x, long long lo, long long hi) { return x >= lo && (hi < 0 || x < hi); }
-
 /* Applications repeat the same call: remember the last answer per collective, so a repeat
  * costs a comparison instead of a walk over the rules (per-call overhead is what small
  * messages pay for). */
@@ -258,6 +244,61 @@ static struct {
     size_t bytes;
     caracal_choice choice;
 } last[CARACAL_NCOLL];
+
+unsigned long caracal_select_generation = 1;
+static char *replaced[CARACAL_NCOLL]; /* caracal_set_rules: in place of CARACAL_<FAMILY> */
+
+static int build_family(int c, const char *file)
+{
+    int setting = caracal_family_setting(c);
+    nrules[c] = 0;
+    char origin[64];
+    if (replaced[c])
+        snprintf(origin, sizeof origin, "caracal_set_rules(%s)", caracal_coll_names[c]);
+    else
+        snprintf(origin, sizeof origin, "CARACAL_%s", caracal_settings[setting].name);
+    int refused = parse_into(c, replaced[c] ? replaced[c] : caracal_setting_str(setting), origin);
+    imply_schedule(c, 0, origin);
+    int first = nrules[c];
+    char forigin[4200];
+    snprintf(forigin, sizeof forigin, "rules file %s (%s)", file ? file : "", caracal_coll_names[c]);
+    parse_into(c, caracal_rules_file_text(c), forigin);
+    imply_schedule(c, first, forigin);
+    parse_into(c, defaults[c], "built-in selection");
+    return refused;
+}
+
+void caracal_select_setup(void)
+{
+    if (ready)
+        return;
+    ready = 1;
+    caracal_rules_file_load();
+    const char *file = caracal_rules_file_path();
+    for (int c = 0; c < CARACAL_NCOLL; c++)
+        if (!(caracal_family_flags(c) & CARACAL_FAM_NATIVE)) /* else no rules (its setting is CARACAL_COLL) */
+            build_family(c, file);
+}
+
+int caracal_set_rules(const char *family, const char *rules)
+{
+    caracal_select_setup();
+    int c = -1;
+    for (int i = 0; family && i < CARACAL_NCOLL; i++)
+        if (!strcmp(family, caracal_coll_names[i]))
+            c = i;
+    if (c < 0 || (caracal_family_flags(c) & CARACAL_FAM_NATIVE))
+        return -1;
+    free(replaced[c]);
+    replaced[c] = rules ? strdup(rules) : NULL;
+    int refused = build_family(c, caracal_rules_file_path());
+    memset(last, 0, sizeof last);
+    caracal_select_generation++;
+    return refused ? -1 : 0;
+}
+
+static int in(long long x, long long lo, long long hi) { return x >= lo && (hi < 0 || x < hi); }
+
 
 int caracal_select(caracal_coll coll, int comm_size, size_t bytes, caracal_choice *choice)
 {

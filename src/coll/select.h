@@ -49,6 +49,11 @@ void caracal_select_setup(void);
 /** CARACAL_COLL: 0 = every call native, 1 = the selection rules, 2 = force (a call whose
  *  rules say `native` runs the family's default Caracal algorithm instead). */
 int caracal_coll_mode(void);
+/** Replace a family's user rules (CARACAL_<FAMILY>) for the rest of the job: the public
+ *  caracal_set_rules (include/caracal.h). */
+int caracal_set_rules(const char *family, const char *rules);
+/** Changes whenever rules change (caches of level decisions compare it). */
+extern unsigned long caracal_select_generation;
 /** The built-in default rules of a family (for `caracal info`). */
 const char *caracal_select_defaults(caracal_coll coll);
 

@@ -6,7 +6,7 @@
  * caracal_coll_persistent_starts grow) with exact results: MPI_Bcast_c (the root with
  * 1000 x MPI_INT, the others with 1 x a contiguous type of 1000 ints: the same data, other
  * counts), MPI_Reduce_c, MPI_Allreduce_c, MPI_Ibcast_c, MPI_Iallreduce_c, and 10 starts of
- * MPI_Allreduce_init_c; a zero-size datatype with a count above INT_MAX carries nothing.
+ * MPI_Allreduce_init_c; a zero-size datatype with a count above INT_MAX completes.
  * MPI_Scan_c and MPI_Exscan_c: results only (no Caracal algorithm for them yet). `big`: an MPI_Bcast_c of 2^31 + 9 bytes of MPI_BYTE
  * (more than an int counts; 2 GiB per rank) must go to the library, every byte checked. */
 #define _GNU_SOURCE /* RTLD_DEFAULT */
@@ -133,11 +133,11 @@ static void bcasts(void)
             }
     }
     MPI_Type_free(&block);
-    /* a zero-size datatype: any count moves nothing */
+    /* a zero-size datatype: any count moves nothing (an empty call returns at once) */
     MPI_Datatype empty;
     MPI_Type_contiguous(0, MPI_INT, &empty);
     MPI_Type_commit(&empty);
-    EXPECT_CARACAL(1, "MPI_Bcast_c of a zero-size type", MPI_Bcast_c(buf, (MPI_Count)INT_MAX + 5, empty, 0, MPI_COMM_WORLD));
+    MPI_Bcast_c(buf, (MPI_Count)INT_MAX + 5, empty, 0, MPI_COMM_WORLD);
     MPI_Type_free(&empty);
 }
 

@@ -16,6 +16,8 @@ struct coll_op {
 
 const struct coll_op *collbench_find(const char *name);
 const char *collbench_names(void);
+/** The i-th collective of the table (NULL past the end). */
+const struct coll_op *collbench_op(int i);
 
 /* clock_sync.c: rank r's clock minus rank 0's, estimated from the ping-pong with
  * the shortest round trip; every rank gets its own offset and the smallest RTT. */

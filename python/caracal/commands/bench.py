@@ -8,7 +8,8 @@ from ..tool_run import check_output_path, machine, now_iso, parse_bytes, run_jso
 
 NAME = "bench"
 HELP = "time a collective over sizes with synchronized starts, with Caracal on or off (--native)"
-COLLS = ("barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall")
+COLLS = ("barrier", "bcast", "reduce", "allreduce", "allgather", "allgatherv", "gather", "gatherv", "scatter",
+         "scatterv", "alltoall", "alltoallv", "reduce_scatter", "reduce_scatter_block", "scan", "exscan")
 SYNC_BIAS = {
     "window": ("window-based: ranks start each repetition at an agreed time on rank 0's clock "
                "(offsets from the min-RTT ping-pong, no drift model); a repetition is the last "
@@ -28,9 +29,11 @@ Caracal is on by default: libcaracal is preloaded like `caracal run` does, so
 its collectives are what gets timed. --native times the MPI library alone.
 Two runs, one with --native, compare them (`caracal report a.json b.json`).
 
-Sizes are bytes per rank (reduce/allreduce: doubles, rounded down to 8 bytes;
-allgather/alltoall: the block per rank). Collectives: barrier, bcast, reduce,
-allreduce, allgather, alltoall.
+Sizes are bytes per rank (reductions and scans: doubles, rounded down to 8
+bytes; gather, scatter, allgather, alltoall and reduce_scatter types: the block
+per rank; v-variants with every rank's block the same). Collectives: every MPI
+family but alltoallw: barrier, bcast, reduce, allreduce, allgather(v),
+gather(v), scatter(v), alltoall(v), reduce_scatter(_block), scan, exscan.
 
 --sync window (default): start times agreed on rank 0's clock, offsets
 estimated first; late repetitions discarded. --sync barrier: MPI_Barrier before

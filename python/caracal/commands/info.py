@@ -1,6 +1,7 @@
 """caracal info: version, MPI libraries, settings, every collective algorithm, and the
 hierarchy Caracal would build for a launch."""
 import json
+import sys
 import os
 import shutil
 import subprocess
@@ -19,8 +20,10 @@ environment of the MPI processes (caracal run passes your environment through):
   CARACAL_LOG=algo caracal run -n 4 -- ./app
 
 --algorithms lists every collective family, each algorithm with a one-line
-description, and the rules that pick one now (yours from CARACAL_<FAMILY>, else the
-built-in defaults), and which families always go to the native library and why:
+description, and the rules that pick one now, in the order they are tried: yours from
+CARACAL_<FAMILY>, then the rules file (CARACAL_RULES, else ~/.config/caracal/rules.conf
+if it exists: what `caracal tune` writes), then the built-in defaults; and which
+families always go to the native library and why:
 
   caracal info --algorithms
   CARACAL_BCAST=knomial:4 caracal info --algorithms     # see your rule take effect
@@ -64,6 +67,9 @@ def _run_info(mpi, *argv):
     proc = subprocess.run([str(exe), *argv], capture_output=True, text=True)
     if proc.returncode != 0:
         raise UsageError(f"caracal-info {' '.join(argv)} failed: {proc.stderr.strip().splitlines()[-1:] or proc.returncode}")
+    for line in proc.stderr.splitlines():  # Caracal's warnings (a rules file's bad lines)
+        if "warning:" in line:
+            print(line.replace("caracal[-1]: ", "caracal: "), file=sys.stderr)
     return json.loads(proc.stdout)
 
 
@@ -104,8 +110,12 @@ def hierarchy(nranks, node_size=None, topology=None, mpi=None, timeout=120):
 
 def print_algorithms(doc):
     for fam in doc["families"]:
-        rules = fam["user_rules"] or fam["default_rules"]
-        origin = fam["setting"] if fam["user_rules"] else "built-in default"
+        parts = [(fam["user_rules"], fam["setting"]),
+                 (fam.get("file_rules", ""), f"rules file {doc.get('rules_file')}"),
+                 (fam["default_rules"], "built-in default")]
+        used = [(r, o) for r, o in parts if r]
+        rules = " | ".join(r for r, _ in used)
+        origin = ", then ".join(o for _, o in used) or "built-in default"
         print(f"{fam['name']}  ({fam['setting'] or 'no setting'})")
         if fam["native_only"]:
             why = WHY_NATIVE.get(fam["name"].split("_")[0], "no Caracal schedule")

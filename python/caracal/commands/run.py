@@ -24,7 +24,22 @@ merges those pieces into the profile, marked partial.
 Examples:
   caracal run -n 2 -- build/bin/asp 512
   caracal run -n 4 --mpi mpich --profile halo.json -- build-mpich/bin/halo
+  caracal run -n 4 --tuned caracal-tune -- ./app      # the selection `caracal tune` measured here
 """
+
+
+def tuned_env(mpi: str, directory: str) -> dict:
+    """CARACAL_RULES and the native library's tuning file from a `caracal tune` output."""
+    d = Path(directory)
+    rules = d / "caracal-rules.conf"
+    if not rules.is_file():
+        raise UsageError(f"--tuned {directory}: no caracal-rules.conf there (run caracal tune --out {directory})")
+    env = {"CARACAL_RULES": str(rules.resolve())}
+    native = d / ("native-openmpi.rules" if mpi == "openmpi" else "native-mpich.json")
+    if native.is_file():
+        from .. import native_tuning
+        env.update(native_tuning.pass_env(mpi, str(native.resolve())))
+    return env
 
 
 def add_arguments(p):
@@ -36,6 +51,9 @@ def add_arguments(p):
     p.add_argument("--no-profile", action="store_true", help="run with Caracal but without the profiler")
     p.add_argument("--env", action="append", default=[], metavar="VAR=VALUE",
                    help="set an environment variable in every rank (repeatable)")
+    p.add_argument("--tuned", metavar="DIR",
+                   help="use what `caracal tune --out DIR` wrote: its rules (CARACAL_RULES) and, where one of "
+                        "the library's own algorithms won, the library's tuning file")
     p.add_argument("program", metavar="PROGRAM", help="the MPI program to run")
     p.add_argument("args", nargs="*", metavar="ARGS", help="its arguments")
 
@@ -72,6 +90,8 @@ def run(args):
     program = resolve_program(args.program)
     lib = paths.library(args.mpi)
     env = {"LD_PRELOAD": str(lib)}
+    if args.tuned:
+        env.update(tuned_env(args.mpi, args.tuned))
     for kv in args.env:
         if "=" not in kv:
             raise UsageError(f"--env expects VAR=VALUE, got '{kv}'")

@@ -14,6 +14,8 @@ static int alltoallv(caracal_coll_call *c, MPI_Comm comm, MPI_Request *request)
 int caracal_impl_MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     caracal_coll_call c = {.coll = CARACAL_ALLTOALLV, .root = MPI_PROC_NULL, .op = MPI_OP_NULL, .sbuf = sendbuf, .scounts = sendcounts, .sdispls = sdispls, .sdt = sendtype, .rbuf = recvbuf, .rcounts = recvcounts, .rdispls = rdispls, .rdt = recvtype};
+    if (caracal_coll_call_empty(&c, comm))
+        return MPI_SUCCESS;
     int rc = alltoallv(&c, comm, NULL);
     if (rc >= 0)
         return rc;

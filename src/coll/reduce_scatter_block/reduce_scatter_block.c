@@ -14,6 +14,8 @@ static int reduce_scatter_block(caracal_coll_call *c, MPI_Comm comm, MPI_Request
 int caracal_impl_MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     caracal_coll_call c = {.coll = CARACAL_REDUCE_SCATTER_BLOCK, .root = MPI_PROC_NULL, .sbuf = sendbuf, .rbuf = recvbuf, .scount = recvcount, .sdt = datatype, .op = op};
+    if (caracal_coll_call_empty(&c, comm))
+        return MPI_SUCCESS;
     int rc = reduce_scatter_block(&c, comm, NULL);
     if (rc >= 0)
         return rc;

@@ -14,6 +14,8 @@ static int scan(caracal_coll_call *c, MPI_Comm comm, MPI_Request *request)
 int caracal_impl_MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     caracal_coll_call c = {.coll = CARACAL_SCAN, .root = MPI_PROC_NULL, .sbuf = sendbuf, .rbuf = recvbuf, .scount = count, .sdt = datatype, .op = op};
+    if (caracal_coll_call_empty(&c, comm))
+        return MPI_SUCCESS;
     int rc = scan(&c, comm, NULL);
     if (rc >= 0)
         return rc;

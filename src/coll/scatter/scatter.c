@@ -14,6 +14,8 @@ static int scatter(caracal_coll_call *c, MPI_Comm comm, MPI_Request *request)
 int caracal_impl_MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     caracal_coll_call c = {.coll = CARACAL_SCATTER, .op = MPI_OP_NULL, .sbuf = sendbuf, .scount = sendcount, .sdt = sendtype, .rbuf = recvbuf, .rcount = recvcount, .rdt = recvtype, .root = root};
+    if (caracal_coll_call_empty(&c, comm))
+        return MPI_SUCCESS;
     int rc = scatter(&c, comm, NULL);
     if (rc >= 0)
         return rc;

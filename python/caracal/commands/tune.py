@@ -1,0 +1,406 @@
+"""caracal tune: measure every algorithm here and write the selection for this machine."""
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from .. import launch, paths
+from ..errors import UsageError
+from ..tool_run import ProgressBar, machine, now_iso, parse_bytes
+from . import info as info_cmd
+
+NAME = "tune"
+HELP = "measure Caracal's and the native library's algorithms on this machine and write the rules for it"
+DEFAULT_SIZES = "0,8,64,512,4K,32K,256K,1M"
+DEFAULT_COLLS = ("barrier", "bcast", "reduce", "allreduce", "allgather", "allgatherv", "gather", "gatherv",
+                 "scatter", "scatterv", "alltoall", "alltoallv", "reduce_scatter", "reduce_scatter_block",
+                 "scan", "exscan")
+RADIX = {"knomial": (2, 4), "nary": (2, 4)}  # parameter variants measured per algorithm
+MARGIN = 0.03  # a Caracal algorithm replaces native only when at least 3% faster by median
+STATE = "tune-state.json"
+
+DESCRIPTION = f"""\
+Measures, on this machine, every Caracal algorithm (with its radix choices) and the
+MPI library's own algorithms for each collective x message size x number of ranks,
+and writes the selection that is fastest here:
+
+  DIR/caracal-rules.conf   Caracal's rules (the grammar of CARACAL_<COLL>); use them
+                           with CARACAL_RULES=DIR/caracal-rules.conf, or copy the file
+                           to ~/.config/caracal/rules.conf to make it your default
+  DIR/native-openmpi.rules or DIR/native-mpich.json
+                           the library's own tuning file, for the cells where one of
+                           its non-default algorithms wins (usable without Caracal)
+  DIR/tune.md, tune.json   every measured cell: native, best Caracal, ratio, winner
+  DIR/{STATE}     progress; an interrupted run continues with --resume
+
+How it measures: one launch per (ranks, collective) runs all candidates of each size
+interleaved in a fresh random order per repetition (caracal_set_rules switches the
+algorithm between calls); a repetition is a native barrier and then calls back to
+back (as IMB times them), the slowest rank's time per call; medians and quartiles
+over --reps repetitions. Each native algorithm (Open MPI coll_tuned_<coll>_algorithm,
+MPICH MPIR_CVAR_<COLL>_INTRA_ALGORITHM) needs a launch of its own; it is timed next to
+a Caracal reference algorithm, which scales it to the main launch. A Caracal algorithm is chosen only where its median beats
+the native one by at least {int(MARGIN * 100)}%, so noise never replaces native. The rules are
+exact for the measured rank counts (#N) and cover the byte range from each measured
+size up to the next.
+
+--budget bounds the whole run (e.g. 20m, 1h): launches that would not fit are left
+for a later `caracal tune --resume` with the same --out.
+
+Examples:
+  caracal tune -n 2,4 --out tune-here
+  caracal tune -n 4 --colls bcast,allreduce --sizes 8,1K,64K,1M --budget 5m
+  caracal tune --resume --out tune-here
+  CARACAL_RULES=tune-here/caracal-rules.conf caracal run -n 4 -- ./app
+"""
+
+
+def add_arguments(p):
+    p.add_argument("-n", "--np", default="2", metavar="N[,N...]", help="rank counts to tune for (default 2)")
+    p.add_argument("--mpi", choices=paths.MPIS, default="openmpi", help="MPI library (default openmpi)")
+    p.add_argument("--colls", default="all", metavar="LIST",
+                   help="collectives, comma-separated (default: every family with Caracal algorithms)")
+    p.add_argument("--sizes", default=DEFAULT_SIZES, metavar="LIST",
+                   help=f"bytes per call (block per rank for gather/scatter/alltoall types; default {DEFAULT_SIZES})")
+    p.add_argument("--reps", type=int, default=11, metavar="R", help="repetitions per candidate and size (default 11)")
+    p.add_argument("--budget", default="20m", metavar="T", help="time limit of the whole run: 90s, 20m, 1h (default 20m)")
+    p.add_argument("--node-size", type=int, default=0, metavar="K",
+                   help="treat every K consecutive ranks as a host (CARACAL_NODE_SIZE), as for a launch on several hosts")
+    p.add_argument("--out", default="caracal-tune", metavar="DIR", help="output directory (default caracal-tune)")
+    p.add_argument("--resume", action="store_true", help="continue the run recorded in DIR")
+    p.add_argument("--force", action="store_true", help="start over even if DIR holds an earlier run")
+    p.add_argument("--timeout", type=float, default=600, metavar="S", help="give up on a launch after S seconds")
+    p.add_argument("--no-native-algorithms", dest="native_algs", action="store_false",
+                   help="measure only the native library's default choice, not each of its algorithms")
+
+
+def parse_budget(text):
+    t = text.strip().lower()
+    mult = {"s": 1, "m": 60, "h": 3600}.get(t[-1:], None)
+    num = t[:-1] if mult else t
+    try:
+        v = float(num) * (mult or 1)
+    except ValueError:
+        raise UsageError(f"--budget: '{text}' is not a duration (e.g. 90s, 20m, 1h)")
+    if v <= 0:
+        raise UsageError("--budget must be positive")
+    return v
+
+
+def validate(args):
+    try:
+        args.np_list = sorted({int(x) for x in args.np.split(",") if x.strip()})
+    except ValueError:
+        raise UsageError(f"-n: '{args.np}' is not a list of rank counts")
+    if not args.np_list or min(args.np_list) < 2 or max(args.np_list) > 256:
+        raise UsageError("-n: rank counts from 2 to 256")
+    sizes = [parse_bytes("--sizes", s) for s in args.sizes.split(",") if s.strip()]
+    if not sizes or len(sizes) > 64 or max(sizes) > 1 << 26:
+        raise UsageError("--sizes: 1 to 64 sizes, each at most 64M")
+    if len(set(sizes)) != len(sizes):
+        raise UsageError("--sizes lists a size twice")
+    args.size_list = sorted(sizes)
+    if args.reps < 3:
+        raise UsageError("--reps must be at least 3 (medians and quartiles)")
+    if args.node_size < 0:
+        raise UsageError("--node-size cannot be negative")
+    args.budget_s = parse_budget(args.budget)
+
+
+def candidates(mpi, colls_arg, np, node_size):
+    """{family: [rule, ...]} with 'native' first: every comm-scope algorithm of the table,
+    k-nomial and n-ary at each radix of RADIX; shm only where the job is one node."""
+    doc = info_cmd._run_info(mpi, "--algorithms")
+    fams = {f["name"]: f for f in doc["families"] if not f["native_only"]}
+    wanted = list(DEFAULT_COLLS) if colls_arg == "all" else [c.strip() for c in colls_arg.split(",") if c.strip()]
+    out, skipped = {}, []
+    for c in wanted:
+        if c not in fams and c not in DEFAULT_COLLS:
+            raise UsageError(f"--colls: unknown collective '{c}' (choose from {', '.join(DEFAULT_COLLS)})")
+        algs = [a for a in fams.get(c, {}).get("algorithms", []) if "comm" in a["scope"].split("+")]
+        cands = ["native"]
+        for a in algs:
+            if a["name"] == "shm" and node_size and node_size < np:
+                continue
+            for k in RADIX.get(a["name"], (None,)):
+                cands.append(a["name"] if k is None else f"{a['name']}:{k}")
+        if len(cands) == 1:
+            skipped.append(c)
+        else:
+            out[c] = cands
+    return out, skipped
+
+
+def _native_module():
+    """python/caracal/native_tuning.py: the native libraries' algorithm lists and tuning files."""
+    try:
+        from .. import native_tuning
+        return native_tuning
+    except ImportError:
+        return None
+
+
+def _state_path(out):
+    return Path(out) / STATE
+
+
+def _save(path, state):
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(state, separators=(",", ":")))
+    os.replace(tmp, path)
+
+
+def load_state(args, config):
+    path = _state_path(args.out)
+    if path.exists() and not args.resume and not args.force:
+        raise UsageError(f"{path} holds an earlier run: continue it with --resume, or start over with --force")
+    if args.resume:
+        if not path.exists():
+            raise UsageError(f"--resume: no earlier run in {args.out} ({STATE} not found)")
+        try:
+            state = json.loads(path.read_text())
+        except (OSError, ValueError) as e:
+            raise UsageError(f"--resume: {path} is not readable ({e}); start over with --force")
+        if state.get("config") != config:
+            raise UsageError(f"--resume: {path} was a run with other settings (-n, --mpi, --sizes, --reps, "
+                             "--node-size, --colls); repeat them, or start over with --force")
+        return state
+    return {"config": config, "machine": machine(), "started": now_iso(), "done": {}}
+
+
+def run_launch(args, np, coll, cands, env):
+    exe = paths.program(args.mpi, "caracal-tune-bench")
+    argv = [str(exe), coll, "--sizes", ",".join(map(str, args.size_list if coll != "barrier" else [0])),
+            "--cands", ",".join(cands), "--reps", str(args.reps)]
+    cmd = launch.mpiexec_command(args.mpi, np, argv, env=env)
+    import subprocess
+    try:
+        proc = subprocess.run(cmd, env=launch.launcher_env(), capture_output=True, text=True, timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"{coll} at {np} ranks did not finish in {args.timeout:.0f} s (see --timeout)")
+    cells = []
+    for line in proc.stdout.splitlines():
+        if line.startswith("{") and "caracal.tune-cell/1" in line:
+            cells.append(json.loads(line))
+    if proc.returncode != 0 or not cells:
+        err = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+        raise RuntimeError(f"{coll} at {np} ranks failed (exit {proc.returncode}): {err[-1] if err else 'no output'}")
+    return cells
+
+
+def _native_sweeps(state):
+    """{(np, coll, bytes): {alg: median normalised to the main launch}}: a launch that forces
+    one native algorithm also times a Caracal reference algorithm, and the native time is
+    scaled by how that reference compared with itself in the main launch (launches differ
+    in speed on a shared VM; the reference is unaffected by the native setting)."""
+    main = {}
+    for key, cells in state["done"].items():
+        parts = key.split("/")
+        if len(parts) == 2:
+            for c in cells:
+                main[(parts[0], parts[1], c["bytes"], c["cand"])] = c["median_us"]
+    out = {}
+    for key, cells in state["done"].items():
+        parts = key.split("/")
+        if len(parts) != 3:
+            continue
+        np_, coll, alg = parts[0], parts[1], parts[2].split("=", 1)[1]
+        by_size = {}
+        for c in cells:
+            by_size.setdefault(c["bytes"], {})[c["cand"]] = c["median_us"]
+        for b, meds in by_size.items():
+            ref = next((k for k in meds if k != "native"), None)
+            base = main.get((np_, coll, b, ref))
+            if ref is None or not base or not meds.get(ref) or "native" not in meds:
+                continue
+            out.setdefault((int(np_), coll, b), {})[alg] = meds["native"] * base / meds[ref]
+    return out
+
+
+def analyse(state):
+    """Per (np, coll, bytes): the native median, the best Caracal candidate, the best forced
+    native algorithm (if measured) and the winner."""
+    rows = []
+    sweeps = _native_sweeps(state)
+    for key, cells in state["done"].items():
+        if key.count("/") != 1:
+            continue
+        np_, coll = key.split("/")
+        by_size = {}
+        for c in cells:
+            by_size.setdefault(c["bytes"], []).append(c)
+        for b, cs in sorted(by_size.items()):
+            nat = next(c for c in cs if c["cand"] == "native")
+            car = [c for c in cs if c["cand"] != "native"]
+            best = min(car, key=lambda c: c["median_us"])
+            wins = best["median_us"] < nat["median_us"] * (1 - MARGIN)
+            row = {"ranks": int(np_), "coll": coll, "bytes": b, "native_us": nat["median_us"],
+                   "native_p25_us": nat["p25_us"], "native_p75_us": nat["p75_us"],
+                   "best": best["cand"], "best_us": best["median_us"], "best_p25_us": best["p25_us"],
+                   "best_p75_us": best["p75_us"], "ratio": round(best["median_us"] / nat["median_us"], 3),
+                   "winner": best["cand"] if wins else "native", "native_alg": None,
+                   "all": {c["cand"]: c["median_us"] for c in cs}}
+            sweep = sweeps.get((int(np_), coll, b))
+            if sweep:
+                alg, t = min(sweep.items(), key=lambda kv: kv[1])
+                row["native_algs_us"] = {k: round(v, 4) for k, v in sweep.items()}
+                # a forced native algorithm is chosen where it beats both the default native
+                # choice and the best Caracal algorithm by the margin
+                floor = min(nat["median_us"], best["median_us"] if wins else nat["median_us"])
+                if t < floor * (1 - MARGIN):
+                    row["winner"] = "native"
+                    row["native_alg"] = alg
+                    row["native_alg_us"] = round(t, 4)
+            rows.append(row)
+    rows.sort(key=lambda r: (r["coll"], r["ranks"], r["bytes"]))
+    return rows
+
+
+def rules_text(rows, state):
+    """One `family = rules` line per family: exact rank counts, byte ranges from each
+    measured size to the next, neighbouring cells with the same winner merged."""
+    lines = [f"# written by caracal tune on {state['machine'].get('hostname', '?')}, {now_iso()}",
+             f"# {state['config']['mpi']}, ranks {state['config']['np']}, sizes {state['config']['sizes']}; "
+             f"a Caracal algorithm where it beat native by >= {int(MARGIN * 100)}% (median)"]
+    fams = {}
+    for r in rows:
+        fams.setdefault(r["coll"], {}).setdefault(r["ranks"], []).append(r)
+    for coll in sorted(fams):
+        rules = []
+        for np_, rs in sorted(fams[coll].items()):
+            rs.sort(key=lambda r: r["bytes"])
+            spans = []  # [winner, lo, hi]
+            for i, r in enumerate(rs):
+                lo = 0 if i == 0 else r["bytes"]
+                hi = rs[i + 1]["bytes"] if i + 1 < len(rs) else None
+                if spans and spans[-1][0] == r["winner"]:
+                    spans[-1][2] = hi
+                else:
+                    spans.append([r["winner"], lo, hi])
+            for w, lo, hi in spans:
+                rng = "" if lo == 0 and hi is None else f"@{lo if lo else ''}-{hi if hi is not None else ''}"
+                rules.append(f"{w}{rng}#{np_}")
+        lines.append(f"{coll} = {' '.join(rules)}")
+    return "\n".join(lines) + "\n"
+
+
+def _fmt_bytes(b):
+    for unit, div in (("M", 1 << 20), ("K", 1 << 10)):
+        if b >= div and b % div == 0:
+            return f"{b // div}{unit}"
+    return str(b)
+
+
+def table(rows, state, skipped):
+    out = [f"# caracal tune: {state['config']['mpi']} on {state['machine'].get('hostname', '?')}", "",
+           f"Started {state['started']}; load average at the end {os.getloadavg()[0]:.2f} "
+           f"({os.cpu_count()} cores). Median per call (us), back to back, slowest rank; "
+           f"[p25-p75]; ratio = best Caracal / native (below 1: Caracal faster).", ""]
+    if skipped:
+        out += [f"Not tuned (no Caracal algorithm in this build): {', '.join(skipped)}.", ""]
+    out += ["| coll | ranks | bytes | native us [p25-p75] | best native algorithm (us) | best Caracal | us [p25-p75] "
+            "| ratio | chosen |",
+            "|---|---:|---:|---:|---|---|---:|---:|---|"]
+    for r in rows:
+        sweep = r.get("native_algs_us")
+        nbest = "-" if not sweep else "{} ({:.2f})".format(*min(sweep.items(), key=lambda kv: kv[1]))
+        chosen = r["winner"] if not r.get("native_alg") else f"native {r['native_alg']}"
+        out.append(f"| {r['coll']} | {r['ranks']} | {_fmt_bytes(r['bytes'])} | {r['native_us']:.2f} "
+                   f"[{r['native_p25_us']:.2f}-{r['native_p75_us']:.2f}] | {nbest} | {r['best']} | {r['best_us']:.2f} "
+                   f"[{r['best_p25_us']:.2f}-{r['best_p75_us']:.2f}] | {r['ratio']:.2f} | {chosen} |")
+    won = sum(1 for r in rows if r["winner"] != "native")
+    out += ["", f"{won} of {len(rows)} cells go to a Caracal algorithm; the rest stay native."]
+    return "\n".join(out) + "\n"
+
+
+def run(args):
+    validate(args)
+    cands = {}
+    skipped_all = set()
+    for np_ in args.np_list:
+        c, skipped = candidates(args.mpi, args.colls, np_, args.node_size)
+        cands[np_] = c
+        skipped_all.update(skipped)
+    if not any(cands.values()):
+        raise UsageError("nothing to tune: none of --colls has a Caracal algorithm in this build")
+    config = {"mpi": args.mpi, "np": args.np_list, "sizes": args.size_list, "reps": args.reps,
+              "node_size": args.node_size, "colls": args.colls}
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    state = load_state(args, config)
+    native = _native_module()
+    nalgs = {}
+    if args.native_algs and native:
+        try:
+            nalgs = native.native_algorithms(args.mpi)
+        except Exception as e:  # the library's listing is best effort: tune Caracal anyway
+            print(f"caracal tune: cannot list {args.mpi}'s algorithms ({e}); measuring its default only",
+                  file=sys.stderr)
+    jobs = []  # (key, np, coll, candidates, extra env)
+    for np_ in args.np_list:
+        for coll, cl in cands[np_].items():
+            jobs.append((f"{np_}/{coll}", np_, coll, cl, {}))
+            for alg_id, alg_name in nalgs.get(coll, []):
+                jobs.append((f"{np_}/{coll}/native={alg_name}", np_, coll, ["native", cl[1]],
+                             native.force_env(args.mpi, coll, alg_id)))
+    todo = [j for j in jobs if j[0] not in state["done"]]
+    env = {"LD_PRELOAD": ""}  # the driver links libcaracal itself
+    if args.node_size:
+        env["CARACAL_NODE_SIZE"] = str(args.node_size)
+    print(f"# caracal tune: {args.mpi}, ranks {args.np_list}, {len(jobs)} launches "
+          f"({len(jobs) - len(todo)} done before), budget {args.budget}, output {out}/")
+    bar = ProgressBar(len(todo), "tune")
+    t0, walls, left = time.monotonic(), [], []
+    for i, (key, np_, coll, cl, extra) in enumerate(todo):
+        est = statistics.median(walls) if walls else 0
+        if time.monotonic() - t0 + est > args.budget_s:
+            left = todo[i:]
+            break
+        bar.draw()
+        ts = time.monotonic()
+        try:
+            cells = run_launch(args, np_, coll, cl, {**env, **extra})
+        except RuntimeError as e:
+            bar.clear()
+            print(f"caracal tune: {e}", file=sys.stderr)
+            _save(_state_path(out), state)
+            return 1
+        walls.append(time.monotonic() - ts)
+        state["done"][key] = cells
+        _save(_state_path(out), state)
+        bar.clear()
+        if key.count("/") == 1:
+            rows = analyse({"done": {key: cells}})
+            best = ", ".join(f"{_fmt_bytes(r['bytes'])}:{r['winner']}({r['ratio']:.2f})" for r in rows)
+        else:
+            best = "native " + key.split("=", 1)[1] + ": " + ", ".join(
+                f"{_fmt_bytes(c['bytes'])}:{c['median_us']:.2f}us" for c in cells if c["cand"] == "native")
+        print(f"{coll:>20} n={np_}  {walls[-1]:5.1f}s  {best}")
+        bar.step()
+    bar.clear()
+    rows = analyse(state)
+    (out / "caracal-rules.conf").write_text(rules_text(rows, state))
+    (out / "tune.md").write_text(table(rows, state, sorted(skipped_all)))
+    (out / "tune.json").write_text(json.dumps({"schema": "caracal.tune/1", "config": config,
+                                               "machine": state["machine"], "started": state["started"],
+                                               "rows": rows}, separators=(",", ":")) + "\n")
+    if left:
+        print(f"caracal tune: the budget ({args.budget}) is used up with {len(left)} launch(es) left; "
+              f"the files cover what was measured; continue with: caracal tune --resume --out {out} "
+              f"(and the same options)")
+    native_cells = [{"coll": r["coll"], "comm_size": r["ranks"], "bytes_lo": r["bytes"], "alg": r["native_alg"]}
+                    for r in rows if r.get("native_alg")]
+    if native_cells and native:
+        name = "native-openmpi.rules" if args.mpi == "openmpi" else "native-mpich.json"
+        writer = native.write_openmpi_rules if args.mpi == "openmpi" else native.write_mpich_json
+        writer(str(out / name), native_cells)
+        print(f"wrote {out}/{name}: {len(native_cells)} cell(s) where one of {args.mpi}'s own algorithms "
+              f"wins; usable without Caracal: " + " ".join(f"{k}={v}" for k, v in
+                                                          native.pass_env(args.mpi, str(out / name)).items()))
+    won = sum(1 for r in rows if r["winner"] != "native")
+    print(f"wrote {out}/caracal-rules.conf ({won} of {len(rows)} cells to Caracal), {out}/tune.md, {out}/tune.json")
+    print(f"use: CARACAL_RULES={out}/caracal-rules.conf caracal run ...  "
+          f"(or copy it to ~/.config/caracal/rules.conf)")
+    return 0

@@ -1,0 +1,60 @@
+"""caracal tune on the real libraries: the rules it writes are read without a warning and
+select, in a real run, exactly the algorithm its table says won; --resume, --budget and bad
+input behave. (How fast anything is, is measured, not asserted: bench/results.)"""
+import json
+
+from conftest import BUILDS
+
+
+def tune(cli, tmp_path, mpi, *extra, check=True):
+    return cli("tune", "-n", "3", "--mpi", mpi, "--colls", "bcast,barrier", "--sizes", "8,64K", "--reps", "3",
+               "--out", tmp_path / "t", *extra, check=check, timeout=600)
+
+
+def test_tune_rules_select_the_measured_winner(cli, tmp_path, mpi):
+    proc = tune(cli, tmp_path, mpi)
+    out = tmp_path / "t"
+    doc = json.loads((out / "tune.json").read_text())
+    cells = {(r["coll"], r["ranks"], r["bytes"]) for r in doc["rows"]}
+    assert cells == {("bcast", 3, 8), ("bcast", 3, 65536), ("barrier", 3, 0)}
+    for r in doc["rows"]:  # every candidate was measured, the choice follows the rule stated
+        assert "native" in r["all"] and len(r["all"]) >= 3
+        assert r["winner"] == (r["best"] if r["best_us"] < r["native_us"] * 0.97 else "native")
+    rules = out / "caracal-rules.conf"
+    info = cli("info", "--algorithms", "--mpi", mpi, check=True, env={"CARACAL_RULES": str(rules)})
+    assert "warning" not in info.stderr and f"rules file {rules}" in info.stdout
+    # the 64 KiB bcast at 3 ranks runs what the table chose, on every rank
+    win = next(r["winner"] for r in doc["rows"] if r["coll"] == "bcast" and r["bytes"] == 65536)
+    exe = BUILDS[mpi] / "bin" / "test_rules_file"
+    run = cli("run", "--tuned", out, "--no-profile", "-n", 3, "--mpi", mpi, "--env", "CARACAL_LOG=algo",
+              "--env", "CARACAL_LOG_RANKS=all", exe, timeout=120)
+    assert run.returncode == 0, run.stderr
+    lines = [ln for ln in (run.stdout + run.stderr).splitlines() if ": bcast " in ln]
+    assert len(lines) == 9  # 3 calls x 3 ranks
+    assert all(ln.split(": bcast ")[1].split()[0] == win for ln in lines), (win, lines)
+    assert "wrote" in proc.stdout
+
+
+def test_tune_resume_and_budget(cli, tmp_path):
+    mpi = "openmpi"
+    tiny = tune(cli, tmp_path, mpi, "--budget", "0.01s")
+    assert "budget" in tiny.stdout and "--resume" in tiny.stdout
+    state = json.loads((tmp_path / "t" / "tune-state.json").read_text())
+    assert len(state["done"]) == 1  # the first launch always runs; the second did not fit
+    again = tune(cli, tmp_path, mpi, check=False)
+    assert again.returncode == 2 and "--resume" in again.stderr
+    resumed = tune(cli, tmp_path, mpi, "--resume")
+    assert "1 done before" in resumed.stdout
+    state = json.loads((tmp_path / "t" / "tune-state.json").read_text())
+    assert len(state["done"]) == 2
+    other = cli("tune", "-n", "2", "--colls", "bcast,barrier", "--sizes", "8,64K", "--reps", "3",
+                "--out", tmp_path / "t", "--resume")
+    assert other.returncode == 2 and "other settings" in other.stderr
+
+
+def test_tune_bad_input(cli, tmp_path):
+    for args, msg in ((["--budget", "soon"], "--budget"), (["-n", "1"], "-n"), (["--sizes", "8,8"], "twice"),
+                      (["--colls", "fastest"], "unknown collective"), (["--reps", "1"], "--reps")):
+        p = cli("tune", "--out", tmp_path / "bad", *args)
+        assert p.returncode == 2 and msg in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert not (tmp_path / "bad" / "tune-state.json").exists()
