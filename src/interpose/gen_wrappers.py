@@ -25,15 +25,17 @@ SKIP_PATTERN = re.compile(r"f08")
 
 
 def read_def(path):
+    """(impl, hand, optional): CARACAL_IMPL names, CARACAL_HANDWRITTEN names,
+    CARACAL_IMPL_IF_DECLARED names (implemented only where this library declares them)."""
     impl, hand, optional = set(), set(), set()
     text = re.sub(r"/\*.*?\*/", "", open(path).read(), flags=re.S)
-    for kind, name in re.findall(r"CARACAL_(IMPL_OPTIONAL|IMPL|HANDWRITTEN)\((\w+)\)", text):
-        {"IMPL": impl, "HANDWRITTEN": hand, "IMPL_OPTIONAL": optional}[kind].add(name)
+    for kind, name in re.findall(r"CARACAL_(IMPL_IF_DECLARED|IMPL|HANDWRITTEN)\((\w+)\)", text):
+        {"IMPL": impl, "HANDWRITTEN": hand, "IMPL_IF_DECLARED": optional}[kind].add(name)
     return impl, hand, optional
 
 
 def resolve_optional(optional, funcs, impl):
-    """CARACAL_IMPL_OPTIONAL(MPI_X): implemented where this MPI declares MPI_X, or only its
+    """CARACAL_IMPL_IF_DECLARED(MPI_X): implemented where this MPI declares MPI_X, or only its
     pre-standard extension name MPIX_X (Open MPI 4.1's persistent collectives in mpi-ext.h),
     whose wrapper then runs caracal_impl_MPI_X. Returns {wrapped name: (MPI_X, native PMPI
     name)} for gen_funcs.h, which tells the C code what exists and what the native call is."""
@@ -349,7 +351,7 @@ def main(preprocessed, interpose_def, out_c, out_h):
         h.write("#ifndef CARACAL_GEN_FUNCS_H\n#define CARACAL_GEN_FUNCS_H\n#include <mpi.h>\n")
         if ext_alias:
             h.write("#include <mpi-ext.h>\n")
-        h.write("\n/* CARACAL_IMPL_OPTIONAL functions this MPI has (interpose.def): CARACAL_HAVE_<MPI name>,\n"
+        h.write("\n/* CARACAL_IMPL_IF_DECLARED functions this MPI has (interpose.def): CARACAL_HAVE_<MPI name>,\n"
                 " * and CARACAL_NATIVE_<MPI name>, the library's own entry (PMPI_ or PMPIX_) */\n")
         for w, (mpi, native) in sorted(optional_found.items()):
             h.write(f"#define CARACAL_HAVE_{mpi} 1\n#define CARACAL_NATIVE_{mpi} {native}\n")

@@ -15,7 +15,7 @@ else()
   set(_pers_iters_big 1000)
 endif()
 set(_pers_p2p CARACAL_BARRIER=hier CARACAL_BCAST=knomial CARACAL_REDUCE=knomial
-              CARACAL_ALLREDUCE=native@12,recdbl)
+              CARACAL_ALLREDUCE=native@12,recdbl CARACAL_GATHER=binomial)
 set(_pers_shm CARACAL_BARRIER=node/shm,hier CARACAL_BCAST=node/shm,knomial CARACAL_REDUCE=node/shm,knomial
               CARACAL_ALLREDUCE=native@12,node/shm,recdbl)
 caracal_mpi_test(NAME persist_np2_flat NP 2 COMMAND $<TARGET_FILE:test_persist> ${_pers_fams} 1000 cap PRELOAD
@@ -33,18 +33,18 @@ caracal_mpi_test(NAME persist_np4_node2_shm NP 4 COMMAND $<TARGET_FILE:test_pers
 caracal_mpi_test(NAME persist_np4_flat NP 4 COMMAND $<TARGET_FILE:test_persist> ${_pers_fams} ${_pers_iters_big} PRELOAD
                  ENV CARACAL_NODE_SIZE=1 CARACAL_BCAST=sequential CARACAL_REDUCE=knomial CARACAL_BARRIER=hier
                      CARACAL_ALLREDUCE=native@12,recdbl)
-# The families without Caracal algorithms yet: the pass-through to the library's own *_init,
-# checked the same way (drop `:native` when a family's algorithms land). MPICH 4.0.2's own
-# persistent gather (a block missing, 2 and 3 ranks), scatter (wrong at 2 ranks, "Invalid
-# communicator" abort at 3) and allgather (stale data at 2 ranks) are broken, so MPICH runs
-# the others at 3 ranks.
-if(CARACAL_MPI STREQUAL "openmpi")
-  set(_pers_native allgather:native,gather:native,scatter:native,alltoall:native,scan:native,exscan:native,reduce_scatter_block:native)
-else()
-  set(_pers_native allgather:native,alltoall:native,scan:native,exscan:native,reduce_scatter_block:native)
-endif()
-caracal_mpi_test(NAME persist_np3_node2_other_families NP 3 COMMAND $<TARGET_FILE:test_persist> barrier,${_pers_native} 100 PRELOAD
-                 ENV CARACAL_NODE_SIZE=2 ${_pers_p2p})
+# The families beyond the first four, each forced to one of its Caracal algorithms (steps
+# programs: built at the first start, rewound at the next), two configurations.
+set(_pers_more allgather,gather,scatter,alltoall,scan,exscan,reduce_scatter_block)
+caracal_mpi_test(NAME persist_np3_node2_more_families NP 3 COMMAND $<TARGET_FILE:test_persist> barrier,${_pers_more} ${_pers_iters_big} PRELOAD
+                 ENV CARACAL_NODE_SIZE=2 ${_pers_p2p} CARACAL_ALLGATHER=hier CARACAL_SCATTER=binomial
+                     CARACAL_ALLTOALL=hier CARACAL_SCAN=hier CARACAL_EXSCAN=hier CARACAL_REDUCE_SCATTER_BLOCK=hier)
+caracal_mpi_test(NAME persist_np4_flat_more_families NP 4 COMMAND $<TARGET_FILE:test_persist> barrier,${_pers_more} ${_pers_iters_big} PRELOAD
+                 ENV CARACAL_NODE_SIZE=1 ${_pers_p2p} CARACAL_ALLGATHER=bruck CARACAL_GATHER=linear CARACAL_SCATTER=linear
+                     CARACAL_ALLTOALL=pairwise CARACAL_SCAN=recdbl CARACAL_EXSCAN=linear CARACAL_REDUCE_SCATTER_BLOCK=rechalving)
+caracal_mpi_test(NAME persist_np2_more_families NP 2 COMMAND $<TARGET_FILE:test_persist> barrier,${_pers_more} 1000 PRELOAD
+                 ENV CARACAL_NODE_SIZE=1 ${_pers_p2p} CARACAL_ALLGATHER=ring CARACAL_SCATTER=hier CARACAL_ALLTOALL=bruck
+                     CARACAL_SCAN=linear CARACAL_EXSCAN=recdbl CARACAL_REDUCE_SCATTER_BLOCK=pairwise)
 # From Fortran (MPICH: Open MPI 4.1's Fortran MPIX_*_init call PMPIX_* directly and run
 # natively; docs/collectives.md), through each binding.
 if(CARACAL_MPI STREQUAL "mpich")
@@ -59,16 +59,18 @@ if(CARACAL_MPI STREQUAL "mpich")
                      ENV CARACAL_NODE_SIZE=1 ${_pers_p2p})
   endforeach()
 endif()
-# MPI-4 large-count collectives (src/coll/large_count.c; MPICH only: Open MPI 4.1 has none):
-# data within INT_MAX bytes runs Caracal's algorithms, larger data the library's _c call;
-# one run moves 2^31 + 9 bytes (2 GiB per rank).
+# MPI-4 large-count collectives (src/coll/large_count.c; MPICH only: Open MPI 4.1 has none;
+# tests/c/test_count_c.c, beside tests/c/test_large_count.c): data within INT_MAX bytes runs
+# Caracal's algorithms, also when ranks describe it with different counts; the persistent
+# _init_c; one run moves 2^31 + 9 bytes (2 GiB per rank) with the root's count 1 of a
+# contiguous type and the other's 2^31 + 9 MPI_BYTE: every rank must take the library's path.
 if(CARACAL_MPI STREQUAL "mpich")
-  add_executable(test_large_count test_large_count.c)
-  target_link_libraries(test_large_count PRIVATE dl)
-  caracal_mpi_test(NAME large_count_np2 NP 2 COMMAND $<TARGET_FILE:test_large_count> PRELOAD
+  add_executable(test_count_c test_count_c.c)
+  target_link_libraries(test_count_c PRIVATE dl)
+  caracal_mpi_test(NAME count_c_np2 NP 2 COMMAND $<TARGET_FILE:test_count_c> PRELOAD
                    ENV CARACAL_NODE_SIZE=1 ${_pers_p2p})
-  caracal_mpi_test(NAME large_count_np3_node2 NP 3 COMMAND $<TARGET_FILE:test_large_count> PRELOAD
+  caracal_mpi_test(NAME count_c_np3_node2 NP 3 COMMAND $<TARGET_FILE:test_count_c> PRELOAD
                    ENV CARACAL_NODE_SIZE=2 ${_pers_shm})
-  caracal_mpi_test(NAME large_count_big_np2 NP 2 COMMAND $<TARGET_FILE:test_large_count> big PRELOAD
+  caracal_mpi_test(NAME count_c_big_np2 NP 2 COMMAND $<TARGET_FILE:test_count_c> big PRELOAD
                    ENV CARACAL_NODE_SIZE=1 ${_pers_p2p})
 endif()
