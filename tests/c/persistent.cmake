@@ -17,7 +17,7 @@ endif()
 set(_pers_p2p CARACAL_BARRIER=hier CARACAL_BCAST=knomial CARACAL_REDUCE=knomial
               CARACAL_ALLREDUCE=native@12,recdbl CARACAL_GATHER=binomial)
 set(_pers_shm CARACAL_BARRIER=node/shm,hier CARACAL_BCAST=node/shm,knomial CARACAL_REDUCE=node/shm,knomial
-              CARACAL_ALLREDUCE=native@12,node/shm,recdbl)
+              CARACAL_ALLREDUCE=native@12,node/shm,recdbl CARACAL_GATHER=hier)
 caracal_mpi_test(NAME persist_np2_flat NP 2 COMMAND $<TARGET_FILE:test_persist> ${_pers_fams} 1000 cap PRELOAD
                  ENV CARACAL_NODE_SIZE=1 ${_pers_p2p})
 caracal_mpi_test(NAME persist_np2_shm NP 2 COMMAND $<TARGET_FILE:test_persist> ${_pers_fams} 1000 PRELOAD
