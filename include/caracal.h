@@ -49,6 +49,9 @@ int caracal_set_rules(const char *family, const char *rules);
 
 /** How many collectives Caracal's own algorithms ran in this process (the rest went native). */
 long caracal_coll_count(void);
+/** How many starts (MPI_Start, MPI_Startall) of persistent collectives ran Caracal's own
+ *  algorithms in this process (persistent collectives selected native are not counted). */
+long caracal_coll_persistent_starts(void);
 
 #ifdef __cplusplus
 }

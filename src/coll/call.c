@@ -63,12 +63,11 @@ int caracal_coll_call_empty(const caracal_coll_call *call, MPI_Comm comm)
     return caracal_coll_call_bytes(call, n) == 0;
 }
 
-int caracal_coll_call_start(const caracal_coll_call *call, MPI_Comm comm, int blocking, caracal_task **task)
+int caracal_coll_call_plan(const caracal_coll_call *call, MPI_Comm comm, int blocking, caracal_coll_plan *plan)
 {
-    caracal_choice ch;
-    caracal_hier *h = NULL;
     int flags = caracal_family_flags(call->coll), n = 0;
-    *task = NULL;
+    plan->h = NULL;
+    plan->alg = NULL;
     if (flags & CARACAL_FAM_NATIVE)
         return 0;
     if (comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &n) != MPI_SUCCESS)
@@ -77,15 +76,29 @@ int caracal_coll_call_start(const caracal_coll_call *call, MPI_Comm comm, int bl
     if (call->scount < 0 || call->rcount < 0 || ((flags & CARACAL_FAM_OP) && call->op == MPI_OP_NULL))
         return 0;
     size_t bytes = caracal_coll_call_bytes(call, n);
-    if (!caracal_coll_applies(call->coll, blocking, comm, bytes, call->root, call->op, &ch, &h))
+    if (!caracal_coll_applies(call->coll, blocking, comm, bytes, call->root, call->op, &plan->choice, &plan->h))
         return 0;
-    const caracal_alg_info *alg = caracal_alg_find(call->coll, ch.top.alg);
-    if (!alg || !alg->start) { /* the selection only accepts table rows; defensive */
-        caracal_warn("internal: no start function for %s %s", caracal_coll_names[call->coll], ch.top.alg);
+    plan->alg = caracal_alg_find(call->coll, plan->choice.top.alg);
+    if (!plan->alg || !plan->alg->start) { /* the selection only accepts table rows; defensive */
+        caracal_warn("internal: no start function for %s %s", caracal_coll_names[call->coll], plan->choice.top.alg);
         return 0;
     }
-    caracal_ml_args a = {h, &ch, caracal_hier_next_tag(h)};
-    *task = alg->start(&a, call);
+    return 1;
+}
+
+caracal_task *caracal_coll_plan_task(const caracal_coll_plan *plan, const caracal_coll_call *call)
+{
+    caracal_ml_args a = {plan->h, &plan->choice, caracal_hier_next_tag(plan->h)};
+    return plan->alg->start(&a, call);
+}
+
+int caracal_coll_call_start(const caracal_coll_call *call, MPI_Comm comm, int blocking, caracal_task **task)
+{
+    caracal_coll_plan plan;
+    *task = NULL;
+    if (!caracal_coll_call_plan(call, comm, blocking, &plan))
+        return 0;
+    *task = caracal_coll_plan_task(&plan, call);
     return *task != NULL;
 }
 

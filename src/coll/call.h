@@ -75,8 +75,23 @@ int caracal_coll_call_empty(const caracal_coll_call *call, MPI_Comm comm);
  *  caracal_coll_call_finish). Returns 0 when the caller must run the native function.
  *  `blocking`: every rank of comm is in this very call (the hierarchy may be built). */
 int caracal_coll_call_start(const caracal_coll_call *call, MPI_Comm comm, int blocking, caracal_task **task);
+/** What caracal_coll_call_start decides, kept apart from the task it builds: persistent
+ *  collectives (coll/persistent.c) decide once at initialisation and build (or rewind) the
+ *  selected algorithm's task at every start. h is not retained here. */
+typedef struct {
+    caracal_choice choice;
+    caracal_hier *h;
+    const caracal_alg_info *alg;
+} caracal_coll_plan;
+/** The decision half of caracal_coll_call_start: 0 when the call goes native. */
+int caracal_coll_call_plan(const caracal_coll_call *call, MPI_Comm comm, int blocking, caracal_coll_plan *plan);
+/** The selected algorithm's task for `call`, with a fresh tag block of plan->h. */
+caracal_task *caracal_coll_plan_task(const caracal_coll_plan *plan, const caracal_coll_call *call);
 /** Run a started task to completion (request NULL) or hand it out as *request. */
 int caracal_coll_call_finish(caracal_task *task, MPI_Request *request);
+
+/** Free the persistent collectives the application left (coll/persistent.c; before MPI_Finalize). */
+void caracal_persist_finalize(void);
 
 /** The native library's blocking collective, made so that Caracal's nonblocking collectives
  *  in flight do not stall: a rank blocked inside the library cannot forward its part of

@@ -50,6 +50,7 @@ static void before_finalize(void)
 {
     while (caracal_active_requests) /* collectives the application never waited for */
         caracal_progress();
+    caracal_persist_finalize();
     caracal_hier_finalize();
     enabled = 0;
 }

@@ -337,3 +337,7 @@ void caracal_steps_rewind(caracal_task *t)
     t->done = 0;
     s->cur = 0;
 }
+
+int caracal_steps_is(const caracal_task *t) { return t && t->progress == progress; }
+
+void caracal_steps_retag(caracal_task *t, int tag) { ((caracal_steps *)t)->tag = tag; }

@@ -69,5 +69,10 @@ void *caracal_steps_typed_scratch(caracal_steps *s, int count, MPI_Datatype dt);
 caracal_task *caracal_steps_task(caracal_steps *s);
 /** Make a finished (or never started) program run again from its first round. */
 void caracal_steps_rewind(caracal_task *t);
+/** Whether task t is a steps program (so rewind applies to it). */
+int caracal_steps_is(const caracal_task *t);
+/** Use `tag` for the messages of the next run (a persistent collective takes a fresh tag
+ *  block at every start, as a nonblocking call would). Only while the program is idle. */
+void caracal_steps_retag(caracal_task *t, int tag);
 
 #endif

@@ -17,6 +17,8 @@ typedef struct caracal_request {
     void (*on_done)(void *);
     void *arg;
     int done;
+    int keep;                  /* the task outlives the request (persistent: rewound, started again) */
+    int waited;                /* a blocking collective: its waiter frees the request */
     struct caracal_request *next;
 } caracal_request;
 
@@ -96,7 +98,8 @@ static caracal_request *add(caracal_task *t, void (*on_done)(void *), void *arg)
 
 static void finish(caracal_request *r)
 {
-    r->task->destroy(r->task);
+    if (!r->keep)
+        r->task->destroy(r->task);
     r->task = NULL;
     if (r->on_done)
         r->on_done(r->arg);
@@ -114,9 +117,9 @@ int caracal_progress(void)
         caracal_request *r = *pp;
         if (caracal_task_step(r->task)) {
             *pp = r->next;
-            int blocking = r->greq == MPI_REQUEST_NULL;
+            int waited = r->waited;
             finish(r);
-            if (!blocking)
+            if (!waited)
                 free(r);
             /* a blocking request is freed by its waiter, which watches r->done */
             completed++;
@@ -140,9 +143,18 @@ int caracal_request_start(caracal_task *t, MPI_Request *request, void (*on_done)
     return MPI_SUCCESS;
 }
 
+int caracal_request_launch(caracal_task *t, int keep, void (*on_done)(void *), void *arg)
+{
+    caracal_request *r = add(t, on_done, arg);
+    r->keep = keep;
+    caracal_progress();
+    return MPI_SUCCESS;
+}
+
 int caracal_request_run(caracal_task *t, void (*on_done)(void *), void *arg)
 {
     caracal_request *r = add(t, on_done, arg);
+    r->waited = 1;
     unsigned spins = 0;
     unsigned long seen = caracal_progress_ticks;
     for (;;) {

@@ -45,6 +45,10 @@ extern int caracal_active_requests;
 /** Run `t` as a nonblocking collective: *request becomes a generalized MPI_Request that
  *  completes when `t` does. `on_done(arg)` (may be NULL) runs at completion. */
 int caracal_request_start(caracal_task *t, MPI_Request *request, void (*on_done)(void *), void *arg);
+/** Run `t` in the background with no MPI request of its own (persistent collectives: the
+ *  caller's on_done completes the user's handle). `keep`: the task is not destroyed at
+ *  completion (the caller rewinds and launches it again, and destroys it). */
+int caracal_request_launch(caracal_task *t, int keep, void (*on_done)(void *), void *arg);
 /** Run `t` to completion (blocking collective), progressing every other request meanwhile. */
 int caracal_request_run(caracal_task *t, void (*on_done)(void *), void *arg);
 /** Advance every active request once; returns how many completed. */

@@ -5,6 +5,8 @@
  * native requests in one array. */
 #include "gen_funcs.h"
 #include "progress.h"
+#include <stdlib.h>
+#include <string.h>
 
 int caracal_impl_MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
@@ -36,27 +38,54 @@ int caracal_impl_MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     return PMPI_Test(request, flag, status);
 }
 
+/* Each request is tested on its own, not with PMPI_Testall: MPICH 4.0.2's MPI_Testall
+ * returns MPI_ERR_IN_STATUS (a fatal error by default) once a native persistent collective
+ * in the array has completed (flag 1, every MPI_ERROR 0; its Test, Testany, Testsome and
+ * Waitall are right), and the persistent collectives Caracal leaves to the library are
+ * such requests. done[] keeps a completed request's status from being overwritten by the
+ * empty status a later test of the then inactive (persistent) or null request returns. */
 int caracal_impl_MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses)
 {
     if (!caracal_active_requests)
         return PMPI_Waitall(count, array_of_requests, array_of_statuses);
+    char done_small[64], *done = count <= (int)sizeof done_small ? done_small : calloc((size_t)count, 1);
+    if (!done)
+        return PMPI_Waitall(count, array_of_requests, array_of_statuses);
+    memset(done, 0, count <= (int)sizeof done_small ? (size_t)count : 0);
+    int ignore = array_of_statuses == MPI_STATUSES_IGNORE, left = count, rc = MPI_SUCCESS;
     unsigned spins = 0;
     unsigned long seen = caracal_progress_ticks;
-    for (;;) {
-        int flag = 0, rc;
+    while (left > 0) {
         caracal_progress();
         int moved = caracal_progress_ticks != seen; /* a completion, a step, a segment */
         seen = caracal_progress_ticks;
-        rc = PMPI_Testall(count, array_of_requests, &flag, array_of_statuses);
-        if (rc != MPI_SUCCESS || flag)
-            return rc;
-        if (!caracal_active_requests)
-            return PMPI_Waitall(count, array_of_requests, array_of_statuses);
+        int no_caracal = !caracal_active_requests; /* then the library alone completes the rest */
+        for (int i = 0; i < count && rc == MPI_SUCCESS; i++) {
+            if (done[i])
+                continue;
+            int flag = 0;
+            MPI_Status *st = ignore ? MPI_STATUS_IGNORE : &array_of_statuses[i];
+            rc = no_caracal ? PMPI_Wait(&array_of_requests[i], st) : PMPI_Test(&array_of_requests[i], &flag, st);
+            if (rc != MPI_SUCCESS) { /* as MPI_Waitall reports it: this one failed, the undone pending */
+                for (int j = 0; !ignore && j < count; j++)
+                    array_of_statuses[j].MPI_ERROR = j == i ? rc : done[j] ? MPI_SUCCESS : MPI_ERR_PENDING;
+                rc = MPI_ERR_IN_STATUS;
+            } else if (flag || no_caracal) {
+                done[i] = 1;
+                left--;
+                moved = 1;
+            }
+        }
+        if (rc != MPI_SUCCESS)
+            break;
         if (moved)
             spins = 0;
-        else
+        else if (left > 0)
             caracal_backoff(&spins);
     }
+    if (done != done_small)
+        free(done);
+    return rc;
 }
 
 int caracal_impl_MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
