@@ -23,6 +23,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -407,13 +408,26 @@ def parse_env(items: List[str]) -> Dict[str, str]:
     return env
 
 
-def mpich_env(st: dict) -> Dict[str, str]:
+def finalize_shim() -> Path:
+    """The preload that keeps MPICH 4.0.2's finalize from hanging across hosts
+    (tools/testbed/ucx_finalize.c; docs/testbed.md)."""
+    override = os.environ.get("CARACAL_TESTBED_FINALIZE_SHIM")
+    lib = Path(override) if override else paths.build_dir("mpich") / "lib" / "libcaracal-ucx-finalize.so"
+    if not lib.exists():
+        raise UsageError(f"{lib} is not built; run: make build-mpich")
+    return lib
+
+
+def mpich_env(st: dict, run_dir: Optional[Path]) -> Dict[str, str]:
     """What MPICH's ranks need across the testbed's hosts (see docs/testbed.md)."""
-    return {"UCX_NET_DEVICES": ",".join(st["interfaces"])}
+    env = {"UCX_NET_DEVICES": ",".join(st["interfaces"])}
+    if run_dir is not None:
+        env["CARACAL_TESTBED_FINALIZE_DIR"] = str(run_dir)
+    return env
 
 
 def launch_command(mpi: str, st: dict, d: Path, nranks: int, ppn: int, argv: List[str],
-                   rank_env: Dict[str, str], yield_idle: bool) -> List[str]:
+                   rank_env: Dict[str, str], yield_idle: bool, run_dir: Optional[Path] = None):
     nhosts = math.ceil(nranks / ppn)
     names = [host_name(i) for i in range(nhosts)]
     ifaces = ",".join(st["interfaces"])
@@ -433,7 +447,7 @@ def launch_command(mpi: str, st: dict, d: Path, nranks: int, ppn: int, argv: Lis
         hostfile.write_text("".join(f"{h}:{ppn}\n" for h in names))
         cmd = ["mpiexec.mpich", "-f", str(hostfile), "-launcher", "ssh", "-launcher-exec", agent,
                "-iface", st["interfaces"][0]]
-        env = {**mpich_env(st), **rank_env}
+        env = {**mpich_env(st, run_dir), **rank_env}
         for k, v in env.items():
             cmd += ["-genv", k, v]
     return cmd + ["-n", str(nranks)] + argv, hostfile
@@ -457,11 +471,17 @@ def cmd_run(args) -> int:
         raise UsageError(f"{launch.MPIEXEC[args.mpi]} not found; run: make setup")
     from .run import resolve_program
     program = resolve_program(args.program)
-    if not args.native:
-        rank_env = {"LD_PRELOAD": str(paths.library(args.mpi)), **rank_env}
+    preload = [] if args.native else [str(paths.library(args.mpi))]
     d = state_dir(name)
+    run_dir = None
+    if args.mpi == "mpich" and not args.no_finalize_fix:
+        preload.insert(0, str(finalize_shim()))
+        run_dir = Path(tempfile.mkdtemp(prefix="finalize.", dir=d))
+    if preload:
+        rank_env = {"LD_PRELOAD": ":".join(preload), **rank_env}
     yield_idle = not args.busy_poll and args.np > (os.cpu_count() or 1)
-    cmd, hostfile = launch_command(args.mpi, st, d, args.np, args.ppn, [program, *args.args], rank_env, yield_idle)
+    cmd, hostfile = launch_command(args.mpi, st, d, args.np, args.ppn, [program, *args.args], rank_env, yield_idle,
+                                   run_dir)
     env = launch.launcher_env()
     env.pop("LD_PRELOAD", None)
     if args.verbose:
@@ -485,6 +505,8 @@ def cmd_run(args) -> int:
             hostfile.unlink()
         except OSError:
             pass
+        if run_dir is not None:
+            shutil.rmtree(run_dir, ignore_errors=True)
     return rc if rc >= 0 else 128 - rc
 
 
@@ -526,6 +548,9 @@ def add_arguments(p):
     run.add_argument("--native", action="store_true", help="without libcaracal (the library's own collectives)")
     run.add_argument("--busy-poll", action="store_true",
                      help="Open MPI: keep busy-polling even when ranks outnumber cores (default: mpi_yield_when_idle 1)")
+    run.add_argument("--no-finalize-fix", action="store_true",
+                     help="MPICH: without the preload that keeps MPI_Finalize from hanging across hosts "
+                          "(docs/testbed.md; to see the hang)")
     run.add_argument("-v", "--verbose", action="store_true", help="print the launch command")
     run.add_argument("program", metavar="PROGRAM")
     run.add_argument("args", nargs=argparse_remainder(), metavar="ARGS")
