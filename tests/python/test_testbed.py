@@ -120,8 +120,12 @@ def test_coll_across_hosts(testbed, mpi, rules):
     name, hosts = testbed
     rules = COLL_CASES[hosts][0 if rules == "p2p" else 1]
     exe = BUILDS[mpi] / "bin" / "test_coll"
+    # MPICH 4.0.2's own node-aware (ch4 device) reduce returns wrong sums on split
+    # communicators across these hosts (docs/testbed.md), and test_coll takes the native
+    # result as the reference: compare against MPICH's generic algorithms instead.
+    native_fix = ["MPIR_CVAR_DEVICE_COLLECTIVES=none"] if mpi == "mpich" else []
     p = tb_run(name, mpi, 2 * hosts, 2, str(exe), "small",
-               env=COLL_RULES[rules] + ["CARACAL_LOG=algo"], timeout=240)
+               env=COLL_RULES[rules] + native_fix + ["CARACAL_LOG=algo"], timeout=240)
     out = p.stdout + p.stderr
     assert p.returncode == 0, out[-4000:]
     m = re.search(r"test_coll: (\d+) ranks, \d+ cases per rank, (\d+) run by Caracal on rank 0, (\d+) failures", out)
