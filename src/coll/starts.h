@@ -12,16 +12,52 @@ CARACAL_START(caracal_start_reduce);
 CARACAL_START(caracal_start_allreduce);
 
 /* allgather: coll/allgather/ */
+CARACAL_START(caracal_start_allgather_hier);
+CARACAL_START(caracal_start_allgather_ring);
+CARACAL_START(caracal_start_allgather_bruck);
+CARACAL_START(caracal_start_allgather_recdbl);
 /* allgatherv: coll/allgatherv/ */
+CARACAL_START(caracal_start_allgatherv_hier);
+CARACAL_START(caracal_start_allgatherv_ring);
+CARACAL_START(caracal_start_allgatherv_bruck);
 /* gather: coll/gather/ */
+CARACAL_START(caracal_start_gather_hier);
+CARACAL_START(caracal_start_gather_binomial);
+CARACAL_START(caracal_start_gather_linear);
 /* gatherv: coll/gatherv/ */
+CARACAL_START(caracal_start_gatherv_hier);
+CARACAL_START(caracal_start_gatherv_binomial);
+CARACAL_START(caracal_start_gatherv_linear);
 /* scatter: coll/scatter/ */
+CARACAL_START(caracal_start_scatter_hier);
+CARACAL_START(caracal_start_scatter_binomial);
+CARACAL_START(caracal_start_scatter_linear);
 /* scatterv: coll/scatterv/ */
+CARACAL_START(caracal_start_scatterv_hier);
+CARACAL_START(caracal_start_scatterv_binomial);
+CARACAL_START(caracal_start_scatterv_linear);
 /* alltoall: coll/alltoall/ */
+CARACAL_START(caracal_start_alltoall_hier);
+CARACAL_START(caracal_start_alltoall_pairwise);
+CARACAL_START(caracal_start_alltoall_bruck);
 /* alltoallv: coll/alltoallv/ */
+CARACAL_START(caracal_start_alltoallv_hier);
+CARACAL_START(caracal_start_alltoallv_pairwise);
 /* reduce_scatter: coll/reduce_scatter/ */
+CARACAL_START(caracal_start_reduce_scatter_hier);
+CARACAL_START(caracal_start_reduce_scatter_pairwise);
+CARACAL_START(caracal_start_reduce_scatter_rechalving);
 /* reduce_scatter_block: coll/reduce_scatter_block/ */
+CARACAL_START(caracal_start_reduce_scatter_block_hier);
+CARACAL_START(caracal_start_reduce_scatter_block_pairwise);
+CARACAL_START(caracal_start_reduce_scatter_block_rechalving);
 /* scan: coll/scan/ */
+CARACAL_START(caracal_start_scan_hier);
+CARACAL_START(caracal_start_scan_recdbl);
+CARACAL_START(caracal_start_scan_linear);
 /* exscan: coll/exscan/ */
+CARACAL_START(caracal_start_exscan_hier);
+CARACAL_START(caracal_start_exscan_recdbl);
+CARACAL_START(caracal_start_exscan_linear);
 
 #endif

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OP_SEND, OP_RECV, OP_COPY, OP_PACK, OP_UNPACK, OP_TYPECOPY, OP_REDUCE };
+enum { OP_SEND, OP_RECV, OP_COPY, OP_PACK, OP_UNPACK, OP_TYPECOPY, OP_REDUCE, OP_CALL };
 
 typedef struct {
     int kind;
@@ -19,7 +19,16 @@ typedef struct {
     size_t bytes;
     MPI_Datatype dt;
     MPI_Op op;
+    void *const *pbuf;          /* run-time messages: buffer and byte count read at posting */
+    const size_t *pbytes;
+    void (*fn)(void *);         /* OP_CALL */
+    void *arg;
 } step_op;
+
+struct caracal_steps_buf {
+    void *p;
+    size_t cap;
+};
 
 typedef struct {
     int first, nmsg, nlocal; /* ops [first, first+nmsg) are messages, the next nlocal local */
@@ -39,6 +48,8 @@ struct caracal_steps {
     MPI_Request *req;
     void **mem;
     int nmem, capmem;
+    caracal_steps_buf **bufs;
+    int nbufs, capbufs;
 };
 
 static void *grow(void *p, int *cap, int need, size_t elem)
@@ -74,6 +85,8 @@ static step_round *round_for(caracal_steps *s, int message)
 static void add(caracal_steps *s, step_op op)
 {
     int message = op.kind == OP_SEND || op.kind == OP_RECV;
+    if (message && !op.pbytes && (op.count <= 0 || op.peer < 0))
+        return;
     step_round *r = round_for(s, message);
     s->ops = grow(s->ops, &s->capops, s->nops + 1, sizeof *s->ops);
     s->ops[s->nops++] = op;
@@ -186,6 +199,9 @@ static void run_local(const step_op *o)
     case OP_REDUCE:
         caracal_reduce_local(o->src, o->dst, o->count, o->dt, o->op);
         break;
+    case OP_CALL:
+        o->fn(o->arg);
+        break;
     }
 }
 
@@ -198,7 +214,15 @@ static int progress(caracal_task *t)
         if (t->state == 0) {
             for (int i = 0; i < r->nmsg; i++) {
                 const step_op *o = &s->ops[r->first + i];
-                if (o->kind == OP_SEND)
+                if (o->pbytes) { /* run-time size */
+                    s->req[i] = MPI_REQUEST_NULL;
+                    if (!*o->pbytes)
+                        continue;
+                    if (o->kind == OP_SEND)
+                        PMPI_Isend(*o->pbuf, byte_count(*o->pbytes), MPI_BYTE, o->peer, s->tag, o->comm, &s->req[i]);
+                    else
+                        PMPI_Irecv(*o->pbuf, byte_count(*o->pbytes), MPI_BYTE, o->peer, s->tag, o->comm, &s->req[i]);
+                } else if (o->kind == OP_SEND)
                     PMPI_Isend(o->src, o->count, o->dt, o->peer, s->tag, o->comm, &s->req[i]);
                 else
                     PMPI_Irecv(o->dst, o->count, o->dt, o->peer, s->tag, o->comm, &s->req[i]);
@@ -223,6 +247,9 @@ static int progress(caracal_task *t)
 static void destroy(caracal_task *t)
 {
     caracal_steps *s = (caracal_steps *)t;
+    for (int i = 0; i < s->nbufs; i++) /* the buffers' records live in scratch */
+        free(s->bufs[i]->p);
+    free(s->bufs);
     for (int i = 0; i < s->nmem; i++)
         free(s->mem[i]);
     free(s->mem);
@@ -245,6 +272,56 @@ caracal_steps *caracal_steps_new(const char *name, caracal_hier *h, int tag)
     if (h)
         caracal_hier_retain(h);
     return s;
+}
+
+void caracal_steps_call(caracal_steps *s, void (*fn)(void *arg), void *arg)
+{
+    add(s, (step_op){.kind = OP_CALL, .fn = fn, .arg = arg});
+}
+
+void caracal_steps_send_bytes_at(caracal_steps *s, MPI_Comm comm, int peer, void *const *buf, const size_t *bytes)
+{
+    if (peer >= 0)
+        add(s, (step_op){.kind = OP_SEND, .comm = comm, .peer = peer, .pbuf = buf, .pbytes = bytes});
+}
+
+void caracal_steps_recv_bytes_at(caracal_steps *s, MPI_Comm comm, int peer, void *const *buf, const size_t *bytes)
+{
+    if (peer >= 0)
+        add(s, (step_op){.kind = OP_RECV, .comm = comm, .peer = peer, .pbuf = buf, .pbytes = bytes});
+}
+
+caracal_steps_buf *caracal_steps_buf_new(caracal_steps *s)
+{
+    caracal_steps_buf *b = caracal_steps_scratch(s, sizeof *b);
+    s->bufs = grow(s->bufs, &s->capbufs, s->nbufs + 1, sizeof *s->bufs);
+    s->bufs[s->nbufs++] = b;
+    return b;
+}
+
+void *caracal_steps_buf_get(caracal_steps_buf *b, size_t bytes)
+{
+    if (bytes > b->cap || !b->p) {
+        free(b->p);
+        b->p = malloc(bytes ? bytes : 1);
+        if (!b->p) {
+            caracal_warn("out of memory: %zu bytes of collective scratch", bytes);
+            abort();
+        }
+        b->cap = bytes;
+    }
+    return b->p;
+}
+
+void *caracal_steps_typed_scratch(caracal_steps *s, int count, MPI_Datatype dt)
+{
+    MPI_Aint lb, extent, tlb, textent;
+    PMPI_Type_get_extent(dt, &lb, &extent);
+    PMPI_Type_get_true_extent(dt, &tlb, &textent);
+    if (extent < 0)
+        extent = -extent;
+    size_t bytes = count > 0 ? (size_t)textent + (size_t)(count - 1) * (size_t)extent : 1;
+    return (char *)caracal_steps_scratch(s, bytes) - tlb;
 }
 
 caracal_task *caracal_steps_task(caracal_steps *s)

@@ -47,6 +47,24 @@ void caracal_steps_typecopy(caracal_steps *s, void *dst, const void *src, int co
 /** inout = in op inout (in is the lower-ranked operand), count x dt in the datatype's layout */
 void caracal_steps_reduce(caracal_steps *s, const void *in, void *inout, int count, MPI_Datatype dt, MPI_Op op);
 
+/* Run-time sizes: schedules whose message sizes travel in earlier messages (alltoallv
+ * through node leaders) record a caracal_steps_call action that works them out, and
+ * messages that read their buffer and byte count when their round is posted. */
+/** A local action that runs fn(arg) in its place in the program (on every replay). */
+void caracal_steps_call(caracal_steps *s, void (*fn)(void *arg), void *arg);
+/** Byte messages whose buffer and size are read from *buf and *bytes when their round is
+ *  posted (set by an earlier caracal_steps_call); *bytes == 0 then sends nothing. */
+void caracal_steps_send_bytes_at(caracal_steps *s, MPI_Comm comm, int peer, void *const *buf, const size_t *bytes);
+void caracal_steps_recv_bytes_at(caracal_steps *s, MPI_Comm comm, int peer, void *const *buf, const size_t *bytes);
+/** A buffer sized at run time: caracal_steps_buf_get (from a call action) returns at least
+ *  `bytes` of memory, reused across replays and freed with the task. */
+typedef struct caracal_steps_buf caracal_steps_buf;
+caracal_steps_buf *caracal_steps_buf_new(caracal_steps *s);
+void *caracal_steps_buf_get(caracal_steps_buf *b, size_t bytes);
+/** Scratch for `count` elements of `dt` in the datatype's layout (lower-bound adjusted, as
+ *  caracal_type_alloc): the temporaries of reductions. */
+void *caracal_steps_typed_scratch(caracal_steps *s, int count, MPI_Datatype dt);
+
 /** The program as a task (the builder is the task: record nothing after this). */
 caracal_task *caracal_steps_task(caracal_steps *s);
 /** Make a finished (or never started) program run again from its first round. */

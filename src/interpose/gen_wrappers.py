@@ -25,11 +25,13 @@ SKIP_PATTERN = re.compile(r"f08")
 
 
 def read_def(path):
-    impl, hand = set(), set()
+    """(impl, optional, hand): CARACAL_IMPL names, CARACAL_IMPL_IF_DECLARED names (implemented
+    only where this library declares them), CARACAL_HANDWRITTEN names."""
+    impl, optional, hand = set(), set(), set()
     text = re.sub(r"/\*.*?\*/", "", open(path).read(), flags=re.S)
-    for kind, name in re.findall(r"CARACAL_(IMPL|HANDWRITTEN)\((\w+)\)", text):
-        (impl if kind == "IMPL" else hand).add(name)
-    return impl, hand
+    for kind, name in re.findall(r"CARACAL_(IMPL_IF_DECLARED|IMPL|HANDWRITTEN)\((\w+)\)", text):
+        {"IMPL": impl, "IMPL_IF_DECLARED": optional, "HANDWRITTEN": hand}[kind].add(name)
+    return impl, optional, hand
 
 
 def strip_attributes(s):
@@ -299,8 +301,10 @@ def write_fortran(c, fortran, funcs, impl_names):
 
 
 def main(preprocessed, interpose_def, out_c, out_h):
-    impl, hand = read_def(interpose_def)
+    impl, optional, hand = read_def(interpose_def)
     funcs = parse(open(preprocessed).read())
+    declared_optional = {n for n in optional if n in funcs and "P" + n in funcs}
+    impl |= declared_optional
     wrapped, skipped = [], []
     for name in sorted(funcs):
         if not name.startswith("MPI_") or name.startswith(SKIP_PREFIXES) or SKIP_PATTERN.search(name):
@@ -338,6 +342,9 @@ def main(preprocessed, interpose_def, out_c, out_h):
         for name, ret, params, _ in wrapped:
             if name in impl:
                 h.write(f"{ret} caracal_impl_{name}({params});\n")
+        h.write("\n/* CARACAL_IMPL_IF_DECLARED functions this library has (their modules test these) */\n")
+        for name in sorted(declared_optional):
+            h.write(f"#define CARACAL_HAVE_{name} 1\n")
         h.write("\n#endif\n")
 
     with open(out_c, "w") as c:

@@ -343,6 +343,8 @@ def run(args):
         for coll, cl in cands[np_].items():
             jobs.append((f"{np_}/{coll}", np_, coll, cl, {}))
             for alg_id, alg_name in nalgs.get(coll, []):
+                if native.applicable(args.mpi, coll, alg_id, np_):
+                    continue  # cannot run here at all (e.g. Open MPI's two_proc beyond 2 ranks errors out)
                 jobs.append((f"{np_}/{coll}/native={alg_name}", np_, coll, ["native", cl[1]],
                              native.force_env(args.mpi, coll, alg_id)))
     todo = [j for j in jobs if j[0] not in state["done"]]
@@ -390,8 +392,11 @@ def run(args):
         print(f"caracal tune: the budget ({args.budget}) is used up with {len(left)} launch(es) left; "
               f"the files cover what was measured; continue with: caracal tune --resume --out {out} "
               f"(and the same options)")
-    native_cells = [{"coll": r["coll"], "comm_size": r["ranks"], "bytes_lo": r["bytes"], "alg": r["native_alg"]}
-                    for r in rows if r.get("native_alg")]
+    # every measured point (default ones too) so that each cell ends where the next measured
+    # size is not won by the same native algorithm, as in caracal-rules.conf
+    native_cells = native.cells_from_points(
+        [{"coll": r["coll"], "comm_size": r["ranks"], "bytes": r["bytes"], "alg": r.get("native_alg")}
+         for r in rows]) if native else []
     if native_cells and native:
         name = "native-openmpi.rules" if args.mpi == "openmpi" else "native-mpich.json"
         writer = native.write_openmpi_rules if args.mpi == "openmpi" else native.write_mpich_json

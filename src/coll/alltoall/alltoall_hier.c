@@ -1,0 +1,100 @@
+/* Alltoall "hier": node-aggregated, so that only node leaders talk across nodes, one message
+ * per pair of nodes (coll/nodes.h: the groups below the top level).
+ *   1. every rank packs its n outgoing blocks (B bytes each, destination order); members
+ *      send theirs to their node leader, which gathers the node's m x n blocks;
+ *   2. each leader sends every other leader one message with the blocks from its node's
+ *      ranks to that node's ranks ([source member][destination member]), and receives
+ *      the blocks for its own node from each;
+ *   3. each leader assembles, per member, the n blocks it receives (source rank order) and
+ *      sends them; every rank unpacks its n blocks into its receive buffer.
+ * With MPI_IN_PLACE the blocks are packed before anything is received. Costs the leader
+ * about 4 m n B bytes of scratch and two extra hops per block inside the node. */
+#include "coll/starts.h"
+#include "coll/nodes.h"
+#include "dtype.h"
+
+CARACAL_START(caracal_start_alltoall_hier)
+{
+    caracal_hier *h = a->h;
+    int n = h->size, r = h->rank;
+    MPI_Comm comm = h->dup;
+    caracal_steps *s = caracal_steps_new("alltoall_hier", h, a->tag);
+    int rcount = call->rcount;
+    MPI_Datatype rdt = call->rdt;
+    size_t block = (size_t)rcount * caracal_type_size(rdt);
+    char *rbuf = call->rbuf;
+    const char *sbuf = call->sbuf;
+    int scount = call->scount;
+    MPI_Datatype sdt = call->sdt;
+    if (sbuf == MPI_IN_PLACE) {
+        sbuf = rbuf;
+        scount = rcount;
+        sdt = rdt;
+    }
+    if (block == 0)
+        return caracal_steps_task(s);
+    const caracal_nodes *g = caracal_nodes_of(s, h);
+    int me = g->node[r], m = caracal_nodes_size(g, me), leader = caracal_nodes_leader(g, me);
+    const int *mine = g->members + g->start[me];
+    size_t row = (size_t)n * block; /* one rank's n blocks */
+
+    if (r != leader) {
+        char *packed = caracal_steps_scratch(s, row), *got = caracal_steps_scratch(s, row);
+        for (int j = 0; j < n; j++)
+            caracal_steps_pack(s, sbuf + caracal_type_offset(sdt, (MPI_Aint)j * scount), scount, sdt,
+                               packed + (size_t)j * block);
+        caracal_steps_send_bytes(s, comm, leader, packed, row);
+        caracal_steps_recv_bytes(s, comm, leader, got, row);
+        for (int j = 0; j < n; j++)
+            caracal_steps_unpack(s, got + (size_t)j * block, rbuf + caracal_type_offset(rdt, (MPI_Aint)j * rcount),
+                                 rcount, rdt);
+        return caracal_steps_task(s);
+    }
+
+    /* 1. the node's blocks: gathered[i] = member i's n blocks */
+    char *gathered = caracal_steps_scratch(s, (size_t)m * row);
+    for (int j = 0; j < n; j++)
+        caracal_steps_pack(s, sbuf + caracal_type_offset(sdt, (MPI_Aint)j * scount), scount, sdt,
+                           gathered + (size_t)j * block);
+    for (int i = 1; i < m; i++)
+        caracal_steps_recv_bytes(s, comm, mine[i], gathered + (size_t)i * row, row);
+
+    /* 2. one message per other node, both ways */
+    char **out = caracal_steps_scratch(s, (size_t)g->count * sizeof(char *));
+    char **in = caracal_steps_scratch(s, (size_t)g->count * sizeof(char *));
+    for (int k = 0; k < g->count; k++) {
+        if (k == me)
+            continue;
+        int mk = caracal_nodes_size(g, k);
+        const int *theirs = g->members + g->start[k];
+        out[k] = caracal_steps_scratch(s, (size_t)m * mk * block);
+        in[k] = caracal_steps_scratch(s, (size_t)mk * m * block);
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j < mk; j++)
+                caracal_steps_copy(s, out[k] + ((size_t)i * mk + j) * block,
+                                   gathered + (size_t)i * row + (size_t)theirs[j] * block, block);
+    }
+    for (int k = 0; k < g->count; k++) {
+        if (k == me)
+            continue;
+        int mk = caracal_nodes_size(g, k);
+        caracal_steps_send_bytes(s, comm, caracal_nodes_leader(g, k), out[k], (size_t)m * mk * block);
+        caracal_steps_recv_bytes(s, comm, caracal_nodes_leader(g, k), in[k], (size_t)mk * m * block);
+    }
+
+    /* 3. per member, its n blocks in source rank order */
+    char *result = caracal_steps_scratch(s, (size_t)m * row);
+    for (int j = 0; j < m; j++)
+        for (int src = 0; src < n; src++) {
+            int k = g->node[src], i = g->index[src];
+            const char *from = k == me ? gathered + (size_t)i * row + (size_t)mine[j] * block
+                                       : in[k] + ((size_t)i * m + j) * block;
+            caracal_steps_copy(s, result + (size_t)j * row + (size_t)src * block, from, block);
+        }
+    for (int j = 1; j < m; j++)
+        caracal_steps_send_bytes(s, comm, mine[j], result + (size_t)j * row, row);
+    for (int src = 0; src < n; src++)
+        caracal_steps_unpack(s, result + (size_t)src * block, rbuf + caracal_type_offset(rdt, (MPI_Aint)src * rcount),
+                             rcount, rdt);
+    return caracal_steps_task(s);
+}

@@ -1,0 +1,255 @@
+/* Alltoallv "hier": alltoall's node aggregation (coll/alltoall/alltoall_hier.c) with sizes
+ * only the senders know. Every rank knows its own send and receive counts; a node leader
+ * knows neither its members' nor the other nodes', so sizes travel ahead of the data:
+ *   1. every member sends its leader its n per-destination byte counts, then its packed
+ *      blocks (destination order); the leader sizes the receive from the counts;
+ *   2. leaders exchange the counts of the blocks between their nodes ([source member]
+ *      [destination member]), then one data message per pair of nodes;
+ *   3. each leader assembles per member the blocks it receives, in source rank order, and
+ *      sends them; a member knows how much that is (its own receive counts) and unpacks.
+ * The leader's buffers are sized at run time (steps.h caracal_steps_call / *_at messages),
+ * reused across replays of a persistent call. */
+#include "coll/starts.h"
+#include "coll/nodes.h"
+#include "dtype.h"
+#include <string.h>
+
+typedef struct {
+    const caracal_nodes *g;
+    int n, m, me;
+    const int *mine;            /* my node's ranks */
+    long long *sizes;           /* [m][n] bytes from member i to rank d (row 0: mine) */
+    size_t *off;                /* [m][n+1] where the block for rank d starts in member i's data */
+    void **data;                /* [m] member i's packed blocks (data[0]: mine, at build) */
+    size_t *bytes;              /* [m] their size */
+    caracal_steps_buf **mem;    /* [m] */
+    long long **to_sizes;       /* [node] [m][mk] sizes of the blocks my node sends node k */
+    long long **from_sizes;     /* [node] [mk][m] sizes of the blocks node k sends mine */
+    size_t **from_off;          /* [node] [mk*m] where block (i, j) starts in node k's message */
+    void **out, **in;           /* [node] the messages to and from node k's leader */
+    size_t *out_bytes, *in_bytes;
+    caracal_steps_buf **out_mem, **in_mem;
+    void **result;              /* [m] what member j receives, source order (result[0]: mine) */
+    size_t *result_bytes;
+    caracal_steps_buf **result_mem;
+} leader_state;
+
+/* after the members' counts: size the data receives and the counts for the other leaders */
+static void got_sizes(void *arg)
+{
+    leader_state *st = arg;
+    const caracal_nodes *g = st->g;
+    int n = st->n, m = st->m;
+    for (int i = 0; i < m; i++) {
+        size_t *off = st->off + (size_t)i * (n + 1);
+        off[0] = 0;
+        for (int d = 0; d < n; d++)
+            off[d + 1] = off[d] + (size_t)st->sizes[(size_t)i * n + d];
+        if (i > 0) {
+            st->bytes[i] = off[n];
+            st->data[i] = caracal_steps_buf_get(st->mem[i], off[n]);
+        }
+    }
+    for (int k = 0; k < g->count; k++) {
+        if (k == st->me)
+            continue;
+        int mk = caracal_nodes_size(g, k);
+        const int *theirs = g->members + g->start[k];
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j < mk; j++)
+                st->to_sizes[k][(size_t)i * mk + j] = st->sizes[(size_t)i * n + theirs[j]];
+    }
+}
+
+/* after the members' data and the other leaders' counts: the messages between leaders */
+static void got_data(void *arg)
+{
+    leader_state *st = arg;
+    const caracal_nodes *g = st->g;
+    int n = st->n, m = st->m;
+    for (int k = 0; k < g->count; k++) {
+        if (k == st->me)
+            continue;
+        int mk = caracal_nodes_size(g, k);
+        const int *theirs = g->members + g->start[k];
+        size_t total = 0;
+        for (int i = 0; i < m * mk; i++)
+            total += (size_t)st->to_sizes[k][i];
+        char *out = st->out[k] = caracal_steps_buf_get(st->out_mem[k], total);
+        st->out_bytes[k] = total;
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j < mk; j++) {
+                size_t b = (size_t)st->sizes[(size_t)i * n + theirs[j]];
+                if (b)
+                    memcpy(out, (char *)st->data[i] + st->off[(size_t)i * (n + 1) + theirs[j]], b);
+                out += b;
+            }
+        total = 0;
+        for (int i = 0; i < mk * m; i++) {
+            st->from_off[k][i] = total;
+            total += (size_t)st->from_sizes[k][i];
+        }
+        st->in[k] = caracal_steps_buf_get(st->in_mem[k], total);
+        st->in_bytes[k] = total;
+    }
+}
+
+/* after the other leaders' data: every member's blocks in source rank order */
+static void got_blocks(void *arg)
+{
+    leader_state *st = arg;
+    const caracal_nodes *g = st->g;
+    int n = st->n, m = st->m;
+    for (int j = 0; j < m; j++) {
+        int dst = st->mine[j];
+        size_t total = 0;
+        for (int src = 0; src < n; src++) {
+            int k = g->node[src], i = g->index[src];
+            total += (size_t)(k == st->me ? st->sizes[(size_t)i * n + dst] : st->from_sizes[k][(size_t)i * m + j]);
+        }
+        if (j > 0) {
+            st->result[j] = caracal_steps_buf_get(st->result_mem[j], total);
+            st->result_bytes[j] = total;
+        } else if (total != st->result_bytes[0]) {
+            total = st->result_bytes[0]; /* counts that do not match: an erroneous program; stay in bounds */
+        }
+        char *at = st->result[j], *end = at + total;
+        for (int src = 0; src < n; src++) {
+            int k = g->node[src], i = g->index[src];
+            const char *from;
+            size_t b;
+            if (k == st->me) {
+                b = (size_t)st->sizes[(size_t)i * n + dst];
+                from = (char *)st->data[i] + st->off[(size_t)i * (n + 1) + dst];
+            } else {
+                b = (size_t)st->from_sizes[k][(size_t)i * m + j];
+                from = (char *)st->in[k] + st->from_off[k][(size_t)i * m + j];
+            }
+            if (b > (size_t)(end - at))
+                b = (size_t)(end - at);
+            if (b)
+                memcpy(at, from, b);
+            at += b;
+        }
+    }
+}
+
+CARACAL_START(caracal_start_alltoallv_hier)
+{
+    caracal_hier *h = a->h;
+    int n = h->size, r = h->rank;
+    MPI_Comm comm = h->dup;
+    caracal_steps *s = caracal_steps_new("alltoallv_hier", h, a->tag);
+    const int *rcounts = call->rcounts, *rdispls = call->rdispls;
+    MPI_Datatype rdt = call->rdt;
+    char *rbuf = call->rbuf;
+    const char *sbuf = call->sbuf;
+    const int *scounts = call->scounts, *sdispls = call->sdispls;
+    MPI_Datatype sdt = call->sdt;
+    if (sbuf == MPI_IN_PLACE) { /* packed before anything is received */
+        sbuf = rbuf;
+        scounts = rcounts;
+        sdispls = rdispls;
+        sdt = rdt;
+    }
+    size_t ssize = caracal_type_size(sdt), rsize = caracal_type_size(rdt);
+    const caracal_nodes *g = caracal_nodes_of(s, h);
+    int me = g->node[r], m = caracal_nodes_size(g, me), leader = caracal_nodes_leader(g, me);
+
+    /* my blocks, packed in destination order, and their sizes */
+    long long *my_sizes = caracal_steps_scratch(s, (size_t)n * sizeof(long long));
+    size_t packed_bytes = 0, result_bytes = 0;
+    for (int d = 0; d < n; d++) {
+        my_sizes[d] = (long long)scounts[d] * (long long)ssize;
+        packed_bytes += (size_t)my_sizes[d];
+        result_bytes += (size_t)rcounts[d] * rsize;
+    }
+    char *packed = caracal_steps_scratch(s, packed_bytes);
+    size_t at = 0;
+    for (int d = 0; d < n; d++) {
+        caracal_steps_pack(s, sbuf + caracal_type_offset(sdt, sdispls[d]), scounts[d], sdt, packed + at);
+        at += (size_t)my_sizes[d];
+    }
+    char *result = caracal_steps_scratch(s, result_bytes);
+
+    if (r != leader) {
+        caracal_steps_send_bytes(s, comm, leader, my_sizes, (size_t)n * sizeof(long long));
+        caracal_steps_send_bytes(s, comm, leader, packed, packed_bytes);
+        caracal_steps_recv_bytes(s, comm, leader, result, result_bytes);
+    } else {
+        leader_state *st = caracal_steps_scratch(s, sizeof *st);
+        int nodes = g->count;
+        st->g = g;
+        st->n = n;
+        st->m = m;
+        st->me = me;
+        st->mine = g->members + g->start[me];
+        st->sizes = caracal_steps_scratch(s, (size_t)m * n * sizeof(long long));
+        memcpy(st->sizes, my_sizes, (size_t)n * sizeof(long long));
+        st->off = caracal_steps_scratch(s, (size_t)m * (n + 1) * sizeof(size_t));
+        st->data = caracal_steps_scratch(s, (size_t)m * sizeof(void *));
+        st->bytes = caracal_steps_scratch(s, (size_t)m * sizeof(size_t));
+        st->mem = caracal_steps_scratch(s, (size_t)m * sizeof(void *));
+        st->result = caracal_steps_scratch(s, (size_t)m * sizeof(void *));
+        st->result_bytes = caracal_steps_scratch(s, (size_t)m * sizeof(size_t));
+        st->result_mem = caracal_steps_scratch(s, (size_t)m * sizeof(void *));
+        st->data[0] = packed;
+        st->bytes[0] = packed_bytes;
+        st->result[0] = result;
+        st->result_bytes[0] = result_bytes;
+        for (int i = 1; i < m; i++) {
+            st->mem[i] = caracal_steps_buf_new(s);
+            st->result_mem[i] = caracal_steps_buf_new(s);
+        }
+        st->to_sizes = caracal_steps_scratch(s, (size_t)nodes * sizeof(void *));
+        st->from_sizes = caracal_steps_scratch(s, (size_t)nodes * sizeof(void *));
+        st->from_off = caracal_steps_scratch(s, (size_t)nodes * sizeof(void *));
+        st->out = caracal_steps_scratch(s, (size_t)nodes * sizeof(void *));
+        st->in = caracal_steps_scratch(s, (size_t)nodes * sizeof(void *));
+        st->out_bytes = caracal_steps_scratch(s, (size_t)nodes * sizeof(size_t));
+        st->in_bytes = caracal_steps_scratch(s, (size_t)nodes * sizeof(size_t));
+        st->out_mem = caracal_steps_scratch(s, (size_t)nodes * sizeof(void *));
+        st->in_mem = caracal_steps_scratch(s, (size_t)nodes * sizeof(void *));
+        for (int k = 0; k < nodes; k++) {
+            if (k == me)
+                continue;
+            size_t pairs = (size_t)m * caracal_nodes_size(g, k);
+            st->to_sizes[k] = caracal_steps_scratch(s, pairs * sizeof(long long));
+            st->from_sizes[k] = caracal_steps_scratch(s, pairs * sizeof(long long));
+            st->from_off[k] = caracal_steps_scratch(s, pairs * sizeof(size_t));
+            st->out_mem[k] = caracal_steps_buf_new(s);
+            st->in_mem[k] = caracal_steps_buf_new(s);
+        }
+        /* 1. the members' counts */
+        for (int i = 1; i < m; i++)
+            caracal_steps_recv_bytes(s, comm, st->mine[i], st->sizes + (size_t)i * n, (size_t)n * sizeof(long long));
+        caracal_steps_call(s, got_sizes, st);
+        /* 2. the members' data; counts between leaders */
+        for (int i = 1; i < m; i++)
+            caracal_steps_recv_bytes_at(s, comm, st->mine[i], &st->data[i], &st->bytes[i]);
+        for (int k = 0; k < nodes; k++) {
+            if (k == me)
+                continue;
+            size_t pairs = (size_t)m * caracal_nodes_size(g, k);
+            caracal_steps_send_bytes(s, comm, caracal_nodes_leader(g, k), st->to_sizes[k], pairs * sizeof(long long));
+            caracal_steps_recv_bytes(s, comm, caracal_nodes_leader(g, k), st->from_sizes[k], pairs * sizeof(long long));
+        }
+        caracal_steps_call(s, got_data, st);
+        /* 3. data between leaders, then to the members */
+        for (int k = 0; k < nodes; k++) {
+            if (k == me)
+                continue;
+            caracal_steps_send_bytes_at(s, comm, caracal_nodes_leader(g, k), &st->out[k], &st->out_bytes[k]);
+            caracal_steps_recv_bytes_at(s, comm, caracal_nodes_leader(g, k), &st->in[k], &st->in_bytes[k]);
+        }
+        caracal_steps_call(s, got_blocks, st);
+        for (int j = 1; j < m; j++)
+            caracal_steps_send_bytes_at(s, comm, st->mine[j], &st->result[j], &st->result_bytes[j]);
+    }
+    at = 0;
+    for (int src = 0; src < n; src++) {
+        caracal_steps_unpack(s, result + at, rbuf + caracal_type_offset(rdt, rdispls[src]), rcounts[src], rdt);
+        at += (size_t)rcounts[src] * rsize;
+    }
+    return caracal_steps_task(s);
+}
