@@ -20,6 +20,7 @@ COMMANDS = [
     "nodemap",
     "map",
     "info",
+    "testbed",
 ]
 
 DESCRIPTION = """\
