@@ -52,15 +52,18 @@ size_t caracal_coll_call_bytes(const caracal_coll_call *c, int n)
 int caracal_coll_call_empty(const caracal_coll_call *call, MPI_Comm comm)
 {
     int flags = caracal_family_flags(call->coll), n = 0;
-    if (call->coll == CARACAL_BARRIER || (flags & (CARACAL_FAM_NATIVE | CARACAL_FAM_VECTOR)) || !caracal_coll_mode())
+    if (call->coll == CARACAL_BARRIER || (flags & (CARACAL_FAM_NATIVE | CARACAL_FAM_VECTOR)))
         return 0;
-    if (comm == MPI_COMM_NULL || call->scount < 0 || call->rcount < 0 || PMPI_Comm_size(comm, &n) != MPI_SUCCESS)
+    /* every blocking call comes here: the byte count first (no communicator query: the
+     * scalar-count families' bytes do not depend on its size), the checks only when empty */
+    if (call->scount < 0 || call->rcount < 0 || caracal_coll_call_bytes(call, 0) != 0 || !caracal_coll_mode())
+        return 0;
+    if (comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &n) != MPI_SUCCESS)
         return 0; /* the library reports invalid arguments */
     if ((flags & CARACAL_FAM_OP) && call->op == MPI_OP_NULL)
         return 0;
-    if ((flags & CARACAL_FAM_ROOT) && (call->root < 0 || call->root >= n))
-        return 0; /* MPI_ROOT / MPI_PROC_NULL (intercommunicators) and bad roots: the library */
-    return caracal_coll_call_bytes(call, n) == 0;
+    /* MPI_ROOT / MPI_PROC_NULL (intercommunicators) and bad roots: the library */
+    return !(flags & CARACAL_FAM_ROOT) || (call->root >= 0 && call->root < n);
 }
 
 int caracal_coll_call_plan(const caracal_coll_call *call, MPI_Comm comm, int blocking, caracal_coll_plan *plan)
