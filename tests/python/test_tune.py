@@ -83,3 +83,23 @@ def test_tune_verify_remeasures_every_cell(cli, tmp_path):
     s = doc["summary"]
     assert s["cells"] == 3 and s["at_most_1"] == sum(r["ratio"] <= 1.0 for r in doc["rows"])
     assert f"{s['at_most_1']} of 3 cells" in ver.stdout and (out / "verify.md").exists()
+
+
+def test_sizeless_families_get_one_rule_per_rank_count():
+    """gatherv/scatterv/alltoallv: Caracal's selection sees 0 bytes for every call of theirs, so
+    tune must not write byte ranges for them: one choice per rank count, never much worse than
+    native at any size (a real bug: alltoallv's 0-byte winner ran at every size)."""
+    from caracal.commands.tune import one_rule_per_size, rules_text
+
+    def row(coll, n, b, native, **cands):
+        return {"coll": coll, "ranks": n, "bytes": b, "winner": "native", "native_alg": None,
+                "all": {"native": native, **cands}}
+    rows = [row("alltoallv", 4, 0, 1.0, pairwise=0.1, hier=0.9),      # pairwise wins big at 0 B...
+            row("alltoallv", 4, 64, 1.0, pairwise=2.0, hier=0.8),     # ...and loses 2x at 64 B
+            row("alltoallv", 4, 4096, 1.0, pairwise=0.5, hier=0.9),
+            row("gatherv", 2, 0, 1.0, linear=1.2), row("gatherv", 2, 8, 1.0, linear=0.5)]
+    one_rule_per_size(rows)
+    assert {r["winner"] for r in rows if r["coll"] == "alltoallv"} == {"hier"}  # never above 1.05x
+    assert {r["winner"] for r in rows if r["coll"] == "gatherv"} == {"native"}  # linear is 1.2x at 0 B
+    text = rules_text(rows, {"machine": {}, "config": {"mpi": "openmpi", "np": [2, 4], "sizes": [0]}})
+    assert "alltoallv = hier#4" in text and "gatherv = native#2" in text and "@" not in text

@@ -65,7 +65,8 @@ Examples:
 
 
 def add_arguments(p):
-    p.add_argument("-n", "--np", default="2", metavar="N[,N...]", help="rank counts to tune for (default 2)")
+    p.add_argument("-n", "--np", default=None, metavar="N[,N...]",
+                   help="rank counts to tune for (default 2; with --verify: a subset of the run's, default all)")
     p.add_argument("--mpi", choices=paths.MPIS, default="openmpi", help="MPI library (default openmpi)")
     p.add_argument("--colls", default="all", metavar="LIST",
                    help="collectives, comma-separated (default: every family with Caracal algorithms)")
@@ -102,6 +103,7 @@ def parse_budget(text):
 
 
 def validate(args):
+    args.np = args.np or "2"
     try:
         args.np_list = sorted({int(x) for x in args.np.split(",") if x.strip()})
     except ValueError:
@@ -284,7 +286,42 @@ def analyse(state):
                     row["native_alg_us"] = round(t, 4)
             rows.append(row)
     rows.sort(key=lambda r: (r["coll"], r["ranks"], r["bytes"]))
+    one_rule_per_size(rows)
     return rows
+
+
+# Families whose selection cannot see the message size: a rank of gatherv, scatterv or
+# alltoallv knows only its own counts, so Caracal's selection works with 0 bytes for every
+# call of theirs (coll/call.h, caracal_coll_call_bytes) and a rule with a byte range would
+# apply to every size or to none. They get one choice per rank count.
+SIZELESS = ("gatherv", "scatterv", "alltoallv")
+SIZELESS_WORST = 1.05  # a single rule may not be slower than native at any measured size by more
+
+
+def one_rule_per_size(rows):
+    """For SIZELESS families: per rank count, the candidate with the lowest geometric mean of
+    its median over native's across the sizes, provided it is never above SIZELESS_WORST and
+    the mean beats native by the margin; else native. Every row of the group gets it."""
+    groups = {}
+    for r in rows:
+        if r["coll"] in SIZELESS:
+            groups.setdefault((r["coll"], r["ranks"]), []).append(r)
+    for rs in groups.values():
+        best, best_mean = "native", 1.0
+        for cand in rs[0]["all"]:
+            if cand == "native" or any(cand not in r["all"] or r["all"]["native"] <= 0 for r in rs):
+                continue
+            ratios = [max(r["all"][cand], 1e-9) / r["all"]["native"] for r in rs]
+            mean = statistics.geometric_mean(ratios)
+            if max(ratios) <= SIZELESS_WORST and mean < best_mean:
+                best, best_mean = cand, mean
+        winner = best if best_mean < 1 - MARGIN else "native"
+        for r in rs:
+            r["winner"] = winner
+            r["sizeless"] = True
+            if winner != "native":  # one Caracal rule covers every size: no native cells under it
+                r["native_alg"] = None
+                r.pop("native_alg_us", None)
 
 
 def rules_text(rows, state):
@@ -342,6 +379,11 @@ def table(rows, state, skipped):
                    f"[{r['best_p25_us']:.2f}-{r['best_p75_us']:.2f}] | {r['ratio']:.2f} | {chosen} |")
     won = sum(1 for r in rows if r["winner"] != "native")
     out += ["", f"{won} of {len(rows)} cells go to a Caracal algorithm; the rest stay native."]
+    if any(r.get("sizeless") for r in rows):
+        out += ["", f"{', '.join(SIZELESS)}: a rank knows only its own counts, so Caracal's selection cannot "
+                f"tell their message sizes apart; `chosen` is one algorithm per rank count (the lowest geometric "
+                f"mean over native across the sizes, never above {SIZELESS_WORST}x native at any size, else "
+                f"native), not the best per cell."]
     return "\n".join(out) + "\n"
 
 
@@ -378,7 +420,15 @@ def verify(args):
         env.update(native.pass_env(args.mpi, str(nfile)))
     chosen = {(r["ranks"], r["coll"], r["bytes"]): (f"native {r['native_alg']}" if r.get("native_alg")
                                                    else r["winner"]) for r in tuned_rows}
-    jobs = [(np_, coll) for np_ in config["np"] for coll in sorted(rules)
+    wanted = config["np"]
+    if args.np:
+        try:
+            wanted = [n for n in config["np"] if n in {int(x) for x in args.np.split(",") if x.strip()}]
+        except ValueError:
+            raise UsageError(f"-n: '{args.np}' is not a list of rank counts")
+        if not wanted:
+            raise UsageError(f"-n {args.np}: the run in {out} measured {config['np']}")
+    jobs = [(np_, coll) for np_ in wanted for coll in sorted(rules)
             if any(k[0] == np_ and k[1] == coll for k in chosen)]
     print(f"# caracal tune --verify: {args.mpi}, {len(jobs)} launches, {args.reps} repetitions, "
           f"native file: {nfile.name if nfile.exists() else 'none'}")
