@@ -114,7 +114,10 @@ int caracal_coll_applies(caracal_coll c, int blocking, MPI_Comm comm, size_t byt
         int commute = 1;
         if ((caracal_family_flags(c) & CARACAL_FAM_OP) && op != MPI_OP_NULL)
             PMPI_Op_commutative(op, &commute);
-        if ((*h)->nlevels != 1 || !caracal_shm_usable(*h, 0) || !commute)
+        /* elsewhere the next matching rule applies (a node-level schedule for a communicator
+         * spanning nodes, or native): every rank sees the same hierarchy, segment and operator */
+        if (((*h)->nlevels != 1 || !caracal_shm_usable(*h, 0) || !commute) &&
+            !caracal_select_without_shm(c, size, bytes, choice))
             goto native;
     }
     if (log_algo) { /* the schedule, and the primitive of each level */
