@@ -31,7 +31,8 @@ import time
 
 from benchlib import ROOT, interleave, machine_description, write_results
 
-MODES = {  # mode: (min, max from --max, extra probe arguments)
+MPI_STREAM = "openmpi-stream"   # optional row: Open MPI's own use of the links
+MODES = {  # mode: probe arguments besides --max
     "pingpong": ["--min", "1K", "--per-octave", "1", "--budget", "0.3", "--trials", "3", "--min-reps", "1"],
     "stream": ["--min", "64K", "--per-octave", "1", "--budget", "0.3", "--trials", "3", "--min-reps", "1",
                "--window", "4"],
@@ -46,13 +47,18 @@ def cli(*args, timeout=900):
 
 def probe_once(a, mode, k, tmp):
     out = os.path.join(tmp, f"{mode}-{k}.json")
-    binds = [x for i in range(k) for x in ("--bind", f"cveth{i}")]
-    maxb = a.max if mode == "pingpong" else a.stream_max
+    if mode == MPI_STREAM:
+        # Open MPI itself: ob1 over one btl tcp module per link (the testbed gives it
+        # btl_tcp_if_include = every link), no striping of ours
+        how = ["--transport", "mpi", "--mode", "stream", "--max", a.stream_max, *MODES["stream"]]
+    else:
+        binds = [x for i in range(k) for x in ("--bind", f"cveth{i}")]
+        how = ["--transport", "tcp", "--mode", mode, "--streams", k, *binds,
+               "--max", a.max if mode == "pingpong" else a.stream_max, *MODES[mode]]
     load = os.getloadavg()[0]
     t0 = time.monotonic()
-    p = cli("probe", "--testbed", a.name, "--mpi", a.mpi, "--transport", "tcp", "--mode", mode,
-            "--streams", k, *binds, "--no-perturb", "--max", maxb, *MODES[mode],
-            "--label", f"tcp x{k} {mode}", "--json", out, "--force", "--timeout", 600)
+    p = cli("probe", "--testbed", a.name, "--mpi", a.mpi, *how, "--no-perturb",
+            "--label", f"{mode} x{k}", "--json", out, "--force", "--timeout", 600)
     if p.returncode != 0:
         raise SystemExit(f"bonding: probe {mode} x{k} failed ({p.returncode}):\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
     doc = json.load(open(out))
@@ -87,7 +93,7 @@ def fmt_size(n):
     return str(n)
 
 
-def markdown(a, summary, links, meta):
+def markdown(a, summary, links, meta, mpi_rows=None):
     line_rate = a.rate_bits / 8 / 1e6
     L = [f"# Channel bonding on emulated hosts: 1 message striped over {', '.join(map(str, links))} TCP links",
          "",
@@ -127,6 +133,19 @@ def markdown(a, summary, links, meta):
                      f"{row[1]['median']:.1f} MB/s = {x:.2f}x; line rate {k * line_rate:.1f} MB/s "
                      f"({row[k]['median'] / (k * line_rate) * 100:.0f}% of it){verdict}")
     L.append("")
+    if mpi_rows and "stream" in summary:
+        k = max(links)
+        L += [f"## Open MPI's own striping: MPI stream over its {k} btl tcp modules (one per link)", "",
+              f"`caracal probe --transport mpi --mode stream` on the same testbed: ob1 sends large messages over "
+              f"every btl tcp module it has (the testbed gives it all {k} links). Against the raw TCP stream above.", "",
+              f"| bytes | Open MPI MB/s | tcp x1 MB/s | tcp x{k} MB/s | Open MPI / tcp x1 |", "|---|---|---|---|---|"]
+        for s, r in mpi_rows.items():
+            row = summary["stream"].get(s)
+            if not row:
+                continue
+            L.append(f"| {fmt_size(s)} | {r['median']:.1f} [{r['min']:.1f}-{r['max']:.1f}] | "
+                     f"{row[1]['median']:.1f} | {row[k]['median']:.1f} | {r['median'] / row[1]['median']:.2f} |")
+        L.append("")
     return "\n".join(L) + "\n"
 
 
@@ -171,7 +190,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--max", default="8M", help="largest pingpong message (default 8M)")
     ap.add_argument("--stream-max", default="4M", help="largest stream message (default 4M)")
-    ap.add_argument("--modes", default="pingpong,stream")
+    ap.add_argument("--modes", default="pingpong,stream",
+                    help=f"pingpong, stream and/or {MPI_STREAM} (Open MPI's own stream over all links)")
     ap.add_argument("--mpi", default="openmpi", help="launcher (MPI carries only the set-up)")
     ap.add_argument("--keep", action="store_true", help="leave the testbed up")
     ap.add_argument("--out", default="bonding", help="results name under bench/results (default bonding)")
@@ -190,20 +210,29 @@ def main():
     t0 = time.time()
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            configs = [(m, k) for m in modes for k in links]
+            configs = [(m, k) for m in modes if m != MPI_STREAM for k in links]
+            if MPI_STREAM in modes:
+                configs.append((MPI_STREAM, max(links)))
             runs = interleave(configs, a.rounds, lambda c: probe_once(a, c[0], c[1], tmp))
     finally:
         if not a.keep:
             cli("testbed", "down", "--name", a.name, timeout=120)
     meta["loads"] = [r[x] for rs in runs.values() for r in rs for x in ("load_before", "load_after")]
     meta["seconds"] = round(time.time() - t0, 1)
-    summary = summarise(runs, links, modes)
+    summary = summarise(runs, links, [m for m in modes if m != MPI_STREAM])
+    mpi_rows = {}
+    if MPI_STREAM in modes:
+        k = max(links)
+        for s in sorted({q["size"] for r in runs[(MPI_STREAM, k)] for q in r["points"]}):
+            bw = [q["bandwidth_MBps"] for r in runs[(MPI_STREAM, k)] for q in r["points"] if q["size"] == s]
+            mpi_rows[s] = {"median": statistics.median(bw), "min": min(bw), "max": max(bw)}
     doc = {"meta": meta, "rate": a.rate, "rate_bits": a.rate_bits, "links": links, "rounds": a.rounds,
            "modes": {m: MODES[m] for m in modes},
            "runs": {f"{m} x{k}": v for (m, k), v in runs.items()},
            "summary": {m: {str(s): {str(k): v for k, v in row.items()} for s, row in t.items()}
-                       for m, t in summary.items()}}
-    md = markdown(a, summary, links, meta)
+                       for m, t in summary.items()},
+           "openmpi_stream": {str(s): v for s, v in mpi_rows.items()}}
+    md = markdown(a, summary, links, meta, mpi_rows)
     write_results(a.out, doc, md)
     plot(summary, links, a, ROOT / "bench" / "results" / f"{a.out}.png")
     print(md)
