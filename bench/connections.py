@@ -8,7 +8,7 @@ layout (hosts x ranks per host), collective (none = MPI_Init only, barrier, bcas
 reduce, allreduce, allgather, alltoall) and side (native: the library alone; caracal:
 libcaracal preloaded with every family forced onto its hierarchical algorithm by rule),
 one launch of bench/coll/conn_coll.c: ITERS calls (bcast and reduce rotate the root),
-then a pause. Meanwhile `ip netns exec <host> ss -tnpH` runs in every host namespace
+then a pause until the sampler has read every host once more. Meanwhile `ip netns exec <host> ss -tnpH` runs in every host namespace
 every --interval seconds. A connection is counted when its two ends are on different
 hosts (10.233.* addresses) and it belongs to a rank (by pid; the ranks print theirs);
 the launchers' own connections (orted, hydra proxies) are counted apart. "opened" is
@@ -86,8 +86,13 @@ class Sampler(threading.Thread):
         self.ends = {}          # (local, peer) -> (first seen, pids, commands)
         self.samples = 0
         self.stop = threading.Event()
+        self.lock = threading.Lock()
 
     def sample(self):
+        with self.lock:
+            self._sample()
+
+    def _sample(self):
         now = time.monotonic()
         for ns in self.spaces:
             p = subprocess.run(["ip", "netns", "exec", ns, "ss", "-tnpH"], capture_output=True, text=True)
@@ -146,13 +151,19 @@ def one_run(a, lib, hosts, ppn, coll, side):
         env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
         proc = subprocess.Popen([sys.executable, "-m", "caracal", *map(str, args)], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, env=env)
-        # the moment the first rank leaves the pause for MPI_Finalize
-        final_at = None
+        # every rank done with the collectives (held.R): one more full reading of every
+        # host, then `go` lets them finalize; final_at: the first rank leaving for MPI_Finalize
+        final_at, go = None, False
         out_parts = []
         reader = threading.Thread(target=lambda: out_parts.append(proc.communicate()), daemon=True)
         reader.start()
         while reader.is_alive():
-            if final_at is None and any(f.startswith("final.") for f in os.listdir(d)):
+            names = os.listdir(d)
+            if not go and sum(f.startswith("held.") for f in names) == n:
+                sampler.sample()
+                open(os.path.join(d, "go"), "w").close()
+                go = True
+            if final_at is None and any(f.startswith("final.") for f in names):
                 final_at = time.monotonic()
             reader.join(0.02)
         sampler.stop.set()
@@ -162,6 +173,7 @@ def one_run(a, lib, hosts, ppn, coll, side):
     rank_of = {int(m.group(2)): int(m.group(1)) for m in RANK_LINE.finditer(out)}
     row = {"mpi": lib, "hosts": hosts, "ppn": ppn, "ranks": n, "coll": coll, "side": side,
            "rc": proc.returncode, "ranks_seen": len(rank_of), "held": held, "samples": sampler.samples}
+    row["go"] = go
     if proc.returncode != 0 or len(rank_of) != n or final_at is None:
         row["error"] = (err or out)[-1500:]
         return row
@@ -184,7 +196,8 @@ def markdown(rows, meta, a):
     L = ["# TCP connections between emulated hosts: native flat vs Caracal hierarchical collectives", "",
          f"caracal testbed, 1 link per host; ranks placed PPN per host in host order. One launch per cell: "
          f"{a.iters} calls of the collective ({a.bytes} bytes per message / block; bcast and reduce rotate the "
-         f"root), then a {a.hold_ms} ms pause; `ss -tnpH` in every host namespace every {a.interval} s. "
+         f"root), then a pause until every host's sockets were read once more; `ss -tnpH` in every host "
+         f"namespace every {a.interval} s. "
          "Cell: connections between ranks on different hosts opened before MPI_Finalize / distinct rank pairs "
          "they join (a connection is counted once, from either end; the launchers' own connections are not "
          "counted: column 'launcher'). '+f': further connections seen during MPI_Finalize. "
@@ -256,7 +269,7 @@ def main():
     ap.add_argument("--colls", default=",".join(COLLS))
     ap.add_argument("--bytes", type=int, default=1024)
     ap.add_argument("--iters", type=int, default=20)
-    ap.add_argument("--hold-ms", type=int, default=1500)
+    ap.add_argument("--hold-ms", type=int, default=30000, help="longest pause before MPI_Finalize (default 30000)")
     ap.add_argument("--interval", type=float, default=0.2)
     ap.add_argument("--timeout", type=float, default=120)
     ap.add_argument("--keep", action="store_true", help="leave the testbed up")

@@ -3,9 +3,10 @@
  * kernel's socket tables while this runs. MPI_<coll> goes through libcaracal when it is
  * preloaded (its selection rules from the environment), else to the library.
  * Each rank prints "conn_coll rank=R pid=P host=H" first (the sampler maps sockets to
- * ranks by pid), then, after the calls, creates DIR/held.R, sleeps HOLD_MS, creates
- * DIR/final.R and finalizes: the sampler counts what was opened by the collectives
- * apart from what MPI_Finalize itself may open.
+ * ranks by pid), then, after the calls, creates DIR/held.R and waits until DIR/go exists
+ * (the sampler has read every host's sockets; at most HOLD_MS), creates DIR/final.R and
+ * finalizes: the sampler counts what was opened by the collectives apart from what
+ * MPI_Finalize itself may open.
  * Usage: conn_coll COLL BYTES ITERS HOLD_MS DIR
  *   COLL: none (MPI_Init only), barrier, bcast, reduce, allreduce, allgather, alltoall;
  *   BYTES: the message (bcast, reduce, allreduce), each rank's block (allgather) or the
@@ -67,8 +68,11 @@ int main(int argc, char **argv)
         }
     }
     touch(dir, "held", rank);
-    struct timespec ts = {hold_ms / 1000, (hold_ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
+    char go[4096];
+    snprintf(go, sizeof go, "%s/go", dir);
+    struct timespec ts = {0, 10 * 1000000L};
+    for (long waited = 0; waited < hold_ms && access(go, F_OK); waited += 10)
+        nanosleep(&ts, NULL);
     touch(dir, "final", rank);
     free(a);
     free(b);
