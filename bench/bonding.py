@@ -217,6 +217,9 @@ def main():
     finally:
         if not a.keep:
             cli("testbed", "down", "--name", a.name, timeout=120)
+    (ROOT / "bench" / "results").mkdir(exist_ok=True)   # the raw runs first: nothing measured is lost
+    (ROOT / "bench" / "results" / f"{a.out}.raw.json").write_text(
+        json.dumps({f"{m} x{k}": v for (m, k), v in runs.items()}))
     meta["loads"] = [r[x] for rs in runs.values() for r in rs for x in ("load_before", "load_after")]
     meta["seconds"] = round(time.time() - t0, 1)
     summary = summarise(runs, links, [m for m in modes if m != MPI_STREAM])
@@ -227,7 +230,7 @@ def main():
             bw = [q["bandwidth_MBps"] for r in runs[(MPI_STREAM, k)] for q in r["points"] if q["size"] == s]
             mpi_rows[s] = {"median": statistics.median(bw), "min": min(bw), "max": max(bw)}
     doc = {"meta": meta, "rate": a.rate, "rate_bits": a.rate_bits, "links": links, "rounds": a.rounds,
-           "modes": {m: MODES[m] for m in modes},
+           "modes": {m: MODES.get(m, MODES["stream"]) for m in modes},
            "runs": {f"{m} x{k}": v for (m, k), v in runs.items()},
            "summary": {m: {str(s): {str(k): v for k, v in row.items()} for s, row in t.items()}
                        for m, t in summary.items()},
