@@ -85,3 +85,20 @@ def test_two_streams_stripe_over_both_links(two_links, tmp_path):
 def test_tcp_on_testbed_needs_bind(tmp_path):
     p, _ = run_probe(tmp_path, "--testbed", "anybed", "--transport", "tcp", "--max", "64", *QUICK)
     assert p.returncode == 2 and "needs --bind" in p.stderr
+
+
+def test_stripe_min_keeps_small_messages_on_the_first_link(two_links, tmp_path):
+    args = ["--testbed", two_links, "--transport", "tcp", "--mode", "pingpong", "--streams", "2",
+            "--bind", "cveth0", "--bind", "cveth1", "--stripe-min", "64K"]
+    before = [tx_bytes(two_links, 0, f"cveth{k}") for k in range(2)]
+    # 32 KiB (below the threshold): whole over link 0; link 1 carries nothing
+    p, doc = run_probe(tmp_path, *args, "--min", "32K", "--max", "32K", *QUICK, "--timeout", "120", name="small.json")
+    assert p.returncode == 0, p.stdout + p.stderr
+    mid = [tx_bytes(two_links, 0, f"cveth{k}") for k in range(2)]
+    assert doc["options"]["stripe_min"] == 65536
+    assert mid[0] - before[0] > 32768 * 3 and mid[1] - before[1] < 4096, (before, mid)
+    # 128 KiB (above it): striped, both links carry half
+    p, doc = run_probe(tmp_path, *args, "--min", "128K", "--max", "128K", *QUICK, "--timeout", "120", name="big.json")
+    assert p.returncode == 0, p.stdout + p.stderr
+    after = [tx_bytes(two_links, 0, f"cveth{k}") for k in range(2)]
+    assert after[1] - mid[1] > 65536 * 3, (mid, after)

@@ -145,10 +145,12 @@ void probe_tcp_teardown(struct probe_ctx *c)
 }
 
 /* Move n bytes: chunk i of the message goes over socket i. All sockets progress
- * together; send and receive are the same loop with a different syscall. */
+ * together; send and receive are the same loop with a different syscall. A message
+ * below --stripe-min goes whole over socket 0 (as MP_Lite did): its time is wakeups and
+ * system calls, one per chunk, not the links' rate. */
 static int xfer(struct probe_ctx *c, char *buf, size_t n, int sending)
 {
-    int k = c->o.streams;
+    int k = n < c->o.stripe_min ? 1 : c->o.streams;
     size_t off[PROBE_MAX_BIND * 4 + 64], left[PROBE_MAX_BIND * 4 + 64];
     struct pollfd pf[PROBE_MAX_BIND * 4 + 64];
     size_t chunk = n / (size_t)k, pending = 0;

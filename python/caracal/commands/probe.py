@@ -81,6 +81,8 @@ def add_arguments(p):
     p.add_argument("--streams", type=int, default=1, metavar="K", help="tcp: sockets per message (default 1)")
     p.add_argument("--bind", action="append", default=[], metavar="ADDR",
                    help="tcp: IPv4 address or interface name per stream (repeatable)")
+    p.add_argument("--stripe-min", default="0", metavar="BYTES",
+                   help="tcp: messages below BYTES go over the first stream only (default 0: stripe all)")
     p.add_argument("--testbed", metavar="NAME", help="run on this caracal testbed's emulated hosts (needs root)")
     p.add_argument("--ppn", type=int, metavar="P", help="with --testbed: ranks per host (default 1)")
     p.add_argument("--json", metavar="OUT.json", help="write the result document here")
@@ -98,6 +100,7 @@ def _positive(name, v, lo=1):
 def validate(args):
     args.min_b = parse_bytes("--min", args.min)
     args.max_b = parse_bytes("--max", args.max)
+    args.stripe_min_b = parse_bytes("--stripe-min", args.stripe_min)
     if args.min_b < 1:
         raise UsageError("--min must be at least 1 byte")
     if args.max_b < args.min_b:
@@ -121,8 +124,8 @@ def validate(args):
             raise UsageError(f"--transport tcp supports the pingpong and stream modes, not {args.mode}")
         if args.np != 2:
             raise UsageError("--transport tcp runs exactly 2 processes (-n 2)")
-    elif args.bind or args.streams != 1:
-        raise UsageError("--streams and --bind belong to --transport tcp")
+    elif args.bind or args.streams != 1 or args.stripe_min != "0":
+        raise UsageError("--streams, --stripe-min and --bind belong to --transport tcp")
     if args.mode == "multipair":
         pairs = args.pairs or args.np // 2
         if args.pairs is None and args.np % 2:
@@ -149,7 +152,7 @@ def probe_argv(args):
          "--max", str(args.max_b), "--per-octave", str(args.per_octave),
          "--perturb", str(0 if args.no_perturb else args.perturb), "--budget", repr(args.budget),
          "--trials", str(args.trials), "--min-reps", str(args.min_reps), "--window", str(args.window),
-         "--sync", args.sync, "--streams", str(args.streams)]
+         "--sync", args.sync, "--streams", str(args.streams), "--stripe-min", str(args.stripe_min_b)]
     if args.nocache:
         a.append("--nocache")
     if args.one_buffer:
@@ -249,6 +252,7 @@ def run(args):
     if args.transport == "tcp":
         options["streams"] = args.streams
         options["bind"] = list(args.bind)
+        options["stripe_min"] = args.stripe_min_b
     if testbed_info:
         options["testbed"] = testbed_info
     doc = {"schema": "caracal.probe/1", "label": label, "created": now_iso(),
