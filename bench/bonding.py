@@ -53,7 +53,7 @@ def probe_once(a, mode, k, tmp):
         how = ["--transport", "mpi", "--mode", "stream", "--max", a.stream_max, *MODES["stream"]]
     else:
         binds = [x for i in range(k) for x in ("--bind", f"cveth{i}")]
-        how = ["--transport", "tcp", "--mode", mode, "--streams", k, *binds,
+        how = ["--transport", "tcp", "--mode", mode, "--streams", k, *binds, "--stripe-min", a.stripe_min,
                "--max", a.max if mode == "pingpong" else a.stream_max, *MODES[mode]]
     load = os.getloadavg()[0]
     t0 = time.monotonic()
@@ -100,7 +100,7 @@ def markdown(a, summary, links, meta, mpi_rows=None):
          f"2 hosts (caracal testbed, {meta['cores']} cores shared by everything), {max(links)} veth links per host, "
          f"each limited by tbf to {a.rate} per direction ({line_rate:.1f} MB/s; burst 10 ms of traffic). "
          f"`caracal probe --transport tcp --streams K --bind cveth0..cveth{{K-1}}`, rank 0 on host0, rank 1 on "
-         f"host1, stream i on link i. {a.rounds} interleaved rounds (random order per round), each launch the "
+         f"host1, stream i on link i, messages below {a.stripe_min} bytes on link 0 only (--stripe-min). {a.rounds} interleaved rounds (random order per round), each launch the "
          f"median of 3 trials per size; cells: median over rounds [min-max] in MB/s (10^6 B/s), speed-up = "
          f"median(K links) / median(1 link). Load average during the runs: "
          f"{min(meta['loads']):.2f}-{max(meta['loads']):.2f}. {meta['date']}.",
@@ -193,6 +193,7 @@ def main():
     ap.add_argument("--modes", default="pingpong,stream",
                     help=f"pingpong, stream and/or {MPI_STREAM} (Open MPI's own stream over all links)")
     ap.add_argument("--mpi", default="openmpi", help="launcher (MPI carries only the set-up)")
+    ap.add_argument("--stripe-min", default="0", help="probe --stripe-min: smaller messages on one link (default 0)")
     ap.add_argument("--keep", action="store_true", help="leave the testbed up")
     ap.add_argument("--out", default="bonding", help="results name under bench/results (default bonding)")
     a = ap.parse_args()
@@ -229,7 +230,7 @@ def main():
         for s in sorted({q["size"] for r in runs[(MPI_STREAM, k)] for q in r["points"]}):
             bw = [q["bandwidth_MBps"] for r in runs[(MPI_STREAM, k)] for q in r["points"] if q["size"] == s]
             mpi_rows[s] = {"median": statistics.median(bw), "min": min(bw), "max": max(bw)}
-    doc = {"meta": meta, "rate": a.rate, "rate_bits": a.rate_bits, "links": links, "rounds": a.rounds,
+    doc = {"meta": meta, "rate": a.rate, "stripe_min": a.stripe_min, "rate_bits": a.rate_bits, "links": links, "rounds": a.rounds,
            "modes": {m: MODES.get(m, MODES["stream"]) for m in modes},
            "runs": {f"{m} x{k}": v for (m, k), v in runs.items()},
            "summary": {m: {str(s): {str(k): v for k, v in row.items()} for s, row in t.items()}
