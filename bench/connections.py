@@ -152,8 +152,9 @@ def one_run(a, lib, hosts, ppn, coll, side):
         proc = subprocess.Popen([sys.executable, "-m", "caracal", *map(str, args)], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, env=env)
         # every rank done with the collectives (held.R): one more full reading of every
-        # host, then `go` lets them finalize; final_at: the first rank leaving for MPI_Finalize
-        final_at, go = None, False
+        # host, then `go` lets them finalize; what was first seen up to that reading (go_at)
+        # was opened before MPI_Finalize
+        go_at, go = None, False
         out_parts = []
         reader = threading.Thread(target=lambda: out_parts.append(proc.communicate()), daemon=True)
         reader.start()
@@ -161,10 +162,9 @@ def one_run(a, lib, hosts, ppn, coll, side):
             names = os.listdir(d)
             if not go and sum(f.startswith("held.") for f in names) == n:
                 sampler.sample()
+                go_at = time.monotonic()
                 open(os.path.join(d, "go"), "w").close()
                 go = True
-            if final_at is None and any(f.startswith("final.") for f in names):
-                final_at = time.monotonic()
             reader.join(0.02)
         sampler.stop.set()
         sampler.join()
@@ -174,10 +174,10 @@ def one_run(a, lib, hosts, ppn, coll, side):
     row = {"mpi": lib, "hosts": hosts, "ppn": ppn, "ranks": n, "coll": coll, "side": side,
            "rc": proc.returncode, "ranks_seen": len(rank_of), "held": held, "samples": sampler.samples}
     row["go"] = go
-    if proc.returncode != 0 or len(rank_of) != n or final_at is None:
+    if proc.returncode != 0 or len(rank_of) != n or go_at is None:
         row["error"] = (err or out)[-1500:]
         return row
-    row.update(count(sampler.ends, rank_of, until=final_at))
+    row.update(count(sampler.ends, rank_of, until=go_at))
     total = count(sampler.ends, rank_of)
     row["finalize_extra"] = total["connections"] - row["connections"]
     levels = re.findall(r"levels=(\S+)", err)
