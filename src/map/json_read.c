@@ -98,6 +98,10 @@ static char *string(parser *p)
     }
     const char *stop = p->s;
     char *out = malloc((size_t)(stop - start) + 1);
+    if (!out) {
+        fail(p, "out of memory");
+        return NULL;
+    }
     size_t k = 0;
     for (p->s = start; p->s < stop;) {
         unsigned char c = (unsigned char)*p->s++;
