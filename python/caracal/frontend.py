@@ -247,15 +247,15 @@ def _comm(pid: int) -> str:
 
 
 def local_ranks(launcher_pid: int) -> List[int]:
-    """The processes under the launcher that are not launcher machinery: this machine's ranks."""
+    """The processes under the launcher that are not launcher machinery: this machine's ranks
+    (and whatever they run through: a wrapper script and the program under it)."""
     kids = _children_map()
     out, todo = [], list(kids.get(launcher_pid, []))
     while todo:
         pid = todo.pop()
         if _comm(pid) not in LAUNCHER_NAMES:
             out.append(pid)
-        else:
-            todo += kids.get(pid, [])
+        todo += kids.get(pid, [])
     return out
 
 
