@@ -242,3 +242,31 @@ def test_nodemap_refuses_huge_rank_counts(cli, tmp_path):
     t0 = time.monotonic()
     one_line_exit_2(cli("nodemap", "-n", 100000, "--out", tmp_path / "t.json", timeout=30), "on this machine")
     assert time.monotonic() - t0 < 30
+
+
+# ---- the pieces, without launching ----
+
+def test_rankfile_reading_and_oversubscription(tmp_path):
+    sys.path.insert(0, str(ROOT / "python"))
+    from caracal import frontend
+    rf = tmp_path / "rf"
+    rf.write_text("# from caracal map\nrank 1=a slot=*\nrank 0=a slot=*\n\nrank 2=b slot=0\nrank 3=b slot=1  # bound\n")
+    e = frontend.read_rankfile(str(rf))
+    assert e == [(0, "a", "*"), (1, "a", "*"), (2, "b", "0"), (3, "b", "1")]
+    assert not frontend.rankfile_oversubscribed(e, cores=2)
+    assert frontend.rankfile_oversubscribed(e, cores=1)  # two ranks on host a
+    assert frontend.rankfile_oversubscribed([(0, "a", "3"), (1, "a", "3")], cores=8)  # one core, two ranks
+    assert frontend.machinefile_from_rankfile(e) == "a:1\na:1\nb:1\nb:1\n"
+    assert frontend.without_default_binding(["x", "--oversubscribe", "--bind-to", "none", "-n", "2"]) == \
+        ["x", "--oversubscribe", "-n", "2"]
+    p = frontend.Placement("mpich", None, str(rf), ["-v"], {})
+    try:
+        assert p.ranks == 4 and p.args[0] == "-f" and p.args[-1] == "-v"
+        assert open(p.args[1]).read() == "a:1\na:1\nb:1\nb:1\n"
+    finally:
+        p.cleanup()
+    assert not os.path.exists(p.args[1])
+    p = frontend.Placement("openmpi", None, str(rf), [], {"OMPI_MCA_mpi_yield_when_idle": "0"})
+    assert "mpi_yield_when_idle" not in p.args  # the user's own choice stands
+    assert frontend.spreads_hosts(["--host", "a,b"]) and frontend.spreads_hosts(["--hostfile=h"])
+    assert not frontend.spreads_hosts(["--mca", "btl", "self"])
