@@ -266,7 +266,12 @@ def test_rankfile_reading_and_oversubscription(tmp_path):
     finally:
         p.cleanup()
     assert not os.path.exists(p.args[1])
-    p = frontend.Placement("openmpi", None, str(rf), [], {"OMPI_MCA_mpi_yield_when_idle": "0"})
+    crowded = tmp_path / "crowded"
+    crowded.write_text("".join(f"rank {i}=a slot=*\n" for i in range((os.cpu_count() or 1) + 1)))
+    assert "mpi_yield_when_idle" in frontend.Placement("openmpi", None, str(crowded), [], {}).args
+    p = frontend.Placement("openmpi", None, str(crowded), [], {"OMPI_MCA_mpi_yield_when_idle": "0"})
     assert "mpi_yield_when_idle" not in p.args  # the user's own choice stands
+    p = frontend.Placement("openmpi", None, str(crowded), ["--mca", "mpi_yield_when_idle", "0"], {})
+    assert p.args.count("mpi_yield_when_idle") == 1
     assert frontend.spreads_hosts(["--host", "a,b"]) and frontend.spreads_hosts(["--hostfile=h"])
     assert not frontend.spreads_hosts(["--mca", "btl", "self"])
