@@ -246,6 +246,30 @@ static struct {
 } last[CARACAL_NCOLL];
 
 unsigned long caracal_select_generation = 1;
+
+/* Families whose comm rules can only answer native (every new family by default, and any
+ * family a tuned file leaves native): their calls skip the size and type queries and the
+ * rule walk, so going native through Caracal costs about a branch. */
+unsigned char caracal_select_native_only[CARACAL_NCOLL]; /* 0 until the rules are read */
+
+static void note_never(int c)
+{
+    caracal_select_native_only[c] = 0;
+    if (caracal_coll_mode() == 2) /* force: Caracal's default wherever the rules say native */
+        return;
+    if (caracal_log_enabled("algo")) /* the slow path logs "<family> native" for every call */
+        return;
+    for (int i = 0; i < nrules[c]; i++) {
+        const rule *r = &rules[c][i];
+        if (strcmp(r->kind, "comm"))
+            continue;
+        if (strcmp(r->alg.alg, "native"))
+            return;
+        if (r->blo <= 0 && r->bhi < 0 && r->nlo <= 0 && r->nhi < 0)
+            break; /* an unconditional native rule: nothing after it applies */
+    }
+    caracal_select_native_only[c] = 1;
+}
 static char *replaced[CARACAL_NCOLL]; /* caracal_set_rules: in place of CARACAL_<FAMILY> */
 
 static int build_family(int c, const char *file)
@@ -265,6 +289,7 @@ static int build_family(int c, const char *file)
     parse_into(c, caracal_rules_file_text(c), forigin);
     imply_schedule(c, first, forigin);
     parse_into(c, defaults[c], "built-in selection");
+    note_never(c);
     return refused;
 }
 

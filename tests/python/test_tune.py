@@ -61,3 +61,25 @@ def test_tune_bad_input(cli, tmp_path):
         p = cli("tune", "--out", tmp_path / "bad", *args)
         assert p.returncode == 2 and msg in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
     assert not (tmp_path / "bad" / "tune-state.json").exists()
+
+
+def test_tune_verify_remeasures_every_cell(cli, tmp_path):
+    mpi = "openmpi"
+    missing = cli("tune", "--verify", "--out", tmp_path / "none")
+    assert missing.returncode == 2 and "no finished tune run" in missing.stderr
+    tune(cli, tmp_path, mpi, "--no-native-algorithms")
+    out = tmp_path / "t"
+    ver = cli("tune", "--verify", "--out", out, "--reps", "3", check=True, timeout=600)
+    doc = json.loads((out / "verify.json").read_text())
+    tuned = json.loads((out / "tune.json").read_text())
+    # every tuned cell re-measured once, both sides timed, the ratio and the summary agree
+    assert {(r["coll"], r["ranks"], r["bytes"]) for r in doc["rows"]} == \
+        {(r["coll"], r["ranks"], r["bytes"]) for r in tuned["rows"]}
+    for r in doc["rows"]:
+        assert r["native_us"] > 0 and r["tuned_us"] > 0
+        assert abs(r["ratio"] - r["tuned_us"] / r["native_us"]) < 0.01
+        assert r["chosen"] == next(t["winner"] for t in tuned["rows"]
+                                   if (t["coll"], t["ranks"], t["bytes"]) == (r["coll"], r["ranks"], r["bytes"]))
+    s = doc["summary"]
+    assert s["cells"] == 3 and s["at_most_1"] == sum(r["ratio"] <= 1.0 for r in doc["rows"])
+    assert f"{s['at_most_1']} of 3 cells" in ver.stdout and (out / "verify.md").exists()
