@@ -21,6 +21,9 @@ static int bad(char *err, size_t errlen, const char *name, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    for (char *c = msg; *c; c++) /* one line: names and strings from the file may hold a newline */
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
     snprintf(err, errlen, "%s: %s", name, msg);
     return -1;
 }
