@@ -180,7 +180,9 @@ def mpi_libraries(path: str, env: Optional[Dict[str, str]] = None) -> Optional[L
         with open(path, "rb") as f:
             if f.read(4) != b"\x7fELF":
                 return None
-        p = subprocess.run(["ldd", path], capture_output=True, text=True, timeout=30, env=env)
+        # without LD_PRELOAD: libcaracal preloaded would bring its own MPI library into the list
+        clean = {k: v for k, v in (env if env is not None else os.environ).items() if k != "LD_PRELOAD"}
+        p = subprocess.run(["ldd", path], capture_output=True, text=True, timeout=30, env=clean)
     except (OSError, subprocess.TimeoutExpired):
         return None
     if p.returncode != 0:
