@@ -5,7 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .. import launch, paths, topology
+from .. import frontend, launch, paths, topology
 from ..errors import UsageError
 
 NAME = "nodemap"
@@ -102,6 +102,7 @@ def run(args):
         return 0
 
     n = 2 if args.np is None else args.np
+    frontend.check_nranks(n, spread=bool(args.hostfile))  # -n 100000 on one machine never gets going
     if args.reps < 1:
         raise UsageError(f"--reps must be at least 1, not {args.reps}")
     if not args.ratio > 1 or not args.gap > 1:
