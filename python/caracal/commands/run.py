@@ -6,7 +6,7 @@ import sys
 import time
 from pathlib import Path
 
-from .. import launch, paths
+from .. import launch, oversub, paths
 from ..errors import UsageError
 
 NAME = "run"
@@ -14,7 +14,9 @@ HELP = "run an MPI program with Caracal (and its profiler) on Open MPI or MPICH"
 DESCRIPTION = """\
 Launches PROGRAM with the chosen library's mpiexec and libcaracal preloaded into
 every rank (the launcher itself is left alone). Adds what this machine needs:
-running as root, more ranks than cores.
+running as root, more ranks than cores (then waiting ranks are made to yield their
+core: Open MPI's mpi_yield_when_idle, and for MPICH, which has no such setting,
+Caracal's own yielding wait loop; --no-yield keeps the library's busy-polling).
 
 The profiler is on unless --no-profile is given: at MPI_Finalize the ranks'
 profiles are gathered into one JSON document (schema caracal.profile/1). A job
@@ -54,6 +56,8 @@ def add_arguments(p):
     p.add_argument("--tuned", metavar="DIR",
                    help="use what `caracal tune --out DIR` wrote: its rules (CARACAL_RULES) and, where one of "
                         "the library's own algorithms won, the library's tuning file")
+    p.add_argument("--no-yield", action="store_true",
+                   help="with more ranks than cores, leave the library's waits as they are (busy-polling)")
     p.add_argument("program", metavar="PROGRAM", help="the MPI program to run")
     p.add_argument("args", nargs="*", metavar="ARGS", help="its arguments")
 
@@ -90,6 +94,10 @@ def run(args):
     program = resolve_program(args.program)
     lib = paths.library(args.mpi)
     env = {"LD_PRELOAD": str(lib)}
+    yields = {} if getattr(args, "no_yield", False) else oversub.yield_settings(args.mpi, args.np)
+    if yields:  # --tuned and --env below may override them
+        env.update(yields)
+        print(oversub.describe(args.mpi, args.np, yields), file=sys.stderr)
     if args.tuned:
         env.update(tuned_env(args.mpi, args.tuned))
     for kv in args.env:
