@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from .. import frontend, launch, paths
+from .. import frontend, launch, oversub, paths
 from ..errors import UsageError
 
 NAME = "run"
@@ -71,6 +71,8 @@ def add_arguments(p):
                    help="use what `caracal tune --out DIR` wrote: its rules (CARACAL_RULES) and, where one of "
                         "the library's own algorithms won, the library's tuning file")
     add_launcher_arguments(p)
+    p.add_argument("--no-yield", action="store_true",
+                   help="with more ranks than cores, leave the library's waits as they are (busy-polling)")
     p.add_argument("program", metavar="PROGRAM", help="the MPI program to run")
     p.add_argument("args", nargs="*", metavar="ARGS", help="its arguments")
 
@@ -159,6 +161,15 @@ def run(args):
         if place.ranks is not None and nranks > place.ranks:
             raise UsageError(f"-n {nranks}: the rankfile {args.rankfile} places only {place.ranks} ranks")
         check_library(args, program, lib, env)
+        # ranks outnumbering this machine's cores (one-host launches; a hostfile or rankfile
+        # says where ranks go): the library's waits yield (python/caracal/oversub.py);
+        # --tuned and --env above win over these
+        if not args.no_yield and not args.hostfile and not args.rankfile:
+            yields = oversub.yield_settings(args.mpi, nranks)
+            if yields:
+                for k, v in yields.items():
+                    env.setdefault(k, v)
+                print(oversub.describe(args.mpi, nranks, yields), file=sys.stderr)
         out = None
         if args.no_profile:
             env["CARACAL_PROFILE"] = ""  # off in every rank, also where the launcher forwards its environment
