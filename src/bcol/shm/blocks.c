@@ -338,10 +338,45 @@ static void *own_mem(blk_task *t, size_t bytes)
     return p;
 }
 
+/* The common predefined types, looked up once per process (their layout never changes):
+ * a small call then asks the library nothing about its datatypes. */
+static struct {
+    MPI_Datatype dt;
+    MPI_Aint extent;
+    size_t size;
+    int plain;
+} known[8];
+static int nknown = -1;
+
+static int known_type(MPI_Datatype dt, MPI_Aint *extent, size_t *size, int *plain)
+{
+    if (nknown < 0) {
+        const MPI_Datatype common[] = {MPI_BYTE, MPI_CHAR, MPI_INT, MPI_DOUBLE,
+                                       MPI_FLOAT, MPI_LONG, MPI_UNSIGNED, MPI_LONG_LONG};
+        nknown = 0;
+        for (int i = 0; i < (int)(sizeof common / sizeof *common); i++) {
+            known[nknown].dt = common[i];
+            known[nknown].plain = caracal_type_is_contiguous(common[i], &known[nknown].extent);
+            known[nknown].size = caracal_type_size(common[i]);
+            nknown++;
+        }
+    }
+    for (int i = 0; i < nknown; i++)
+        if (known[i].dt == dt) {
+            *extent = known[i].extent;
+            *size = known[i].size;
+            *plain = known[i].plain;
+            return 1;
+        }
+    return 0;
+}
+
 /* dt's extent and size; whether it is plain bytes (caracal_type_is_contiguous) */
 static int type_info(blk_task *t, MPI_Datatype dt, MPI_Aint *extent, size_t *size)
 {
-    int i = 0;
+    int i = 0, p;
+    if (known_type(dt, extent, size, &p))
+        return p;
     while (i < t->ntypes && t->types[i].dt != dt)
         i++;
     if (i == t->ntypes) {
