@@ -9,6 +9,11 @@ PKGS=(build-essential cmake gfortran pkg-config binutils
       openmpi-bin libopenmpi-dev mpich libmpich-dev
       hwloc libhwloc-dev python3 python3-venv python3-dev netpipe-openmpi)
 
+# --fuzz: also clang with its libFuzzer and sanitizer runtimes (fuzz/, make fuzz)
+if [ "${1:-}" = "--fuzz" ]; then
+  PKGS+=(clang-14 libclang-rt-14-dev)
+fi
+
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

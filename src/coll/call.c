@@ -78,9 +78,11 @@ static int vector_empty(const caracal_coll_call *call, MPI_Comm comm, int flags)
 int caracal_coll_call_empty(const caracal_coll_call *call, MPI_Comm comm)
 {
     int flags = caracal_family_flags(call->coll), n = 0;
+    if ((flags & CARACAL_FAM_NATIVE) || caracal_select_never(call->coll))
+        return 0; /* an all-native family: the library returns from an empty call as fast */
     if (flags & CARACAL_FAM_VECTOR)
-        return !(flags & CARACAL_FAM_NATIVE) && vector_empty(call, comm, flags);
-    if (call->coll == CARACAL_BARRIER || (flags & CARACAL_FAM_NATIVE))
+        return vector_empty(call, comm, flags);
+    if (call->coll == CARACAL_BARRIER)
         return 0;
     /* every blocking call comes here: the byte count first (no communicator query: the
      * scalar-count families' bytes do not depend on its size), the checks only when empty */
@@ -99,7 +101,7 @@ int caracal_coll_call_plan(const caracal_coll_call *call, MPI_Comm comm, int blo
     int flags = caracal_family_flags(call->coll), n = 0;
     plan->h = NULL;
     plan->alg = NULL;
-    if (flags & CARACAL_FAM_NATIVE)
+    if ((flags & CARACAL_FAM_NATIVE) || caracal_select_never(call->coll))
         return 0;
     if (comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &n) != MPI_SUCCESS)
         return 0;
@@ -320,19 +322,16 @@ int caracal_coll_call_finish(caracal_task *task, MPI_Request *request)
         return caracal_request_run(task, NULL, NULL); /* progresses the others meanwhile */
     /* nothing else in flight: run the task right here, without a request record (a small
      * blocking call is where per-call work shows) */
-    unsigned spins = 0, polls = 0;
+    unsigned spins = 0;
     unsigned long seen = caracal_progress_ticks;
     while (!caracal_task_step(task)) {
         if (caracal_progress_ticks != seen) /* something moved: keep spinning */
             spins = 0;
         seen = caracal_progress_ticks;
-        /* now and then the library's own progress: a peer may be waiting for a native
-         * nonblocking operation of this rank that only the library can move (a shm task's
-         * wait makes no MPI call; tests/stress seed 12 at -n 3) */
-        if (++polls % 64 == 0) {
-            int flag;
-            PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
-        }
+        /* a stalled wait pokes the library's progress in the backoff (core/wait.h): a peer
+         * may be waiting for a native nonblocking operation of this rank that only the
+         * library can move, and a shm task's wait makes no MPI call (tests/stress seed 12
+         * at -n 3) */
         caracal_backoff(&spins);
     }
     if (!replay_is(task)) /* a kept program stays for the next call */
@@ -340,10 +339,12 @@ int caracal_coll_call_finish(caracal_task *task, MPI_Request *request)
     return MPI_SUCCESS;
 }
 
-int caracal_native_blocking_mode(void)
+int caracal_native_mode_ = -1;
+
+int caracal_native_blocking_mode_init(void)
 {
-    static int mode = -1;
-    if (mode < 0) {
+    int mode = -1;
+    {
         const char *v = caracal_setting_str(CARACAL_SET_NATIVE_BLOCKING);
         if (!strcmp(v, "drain") || !*v)
             mode = CARACAL_NATIVE_DRAIN;
@@ -356,7 +357,7 @@ int caracal_native_blocking_mode(void)
             mode = CARACAL_NATIVE_DRAIN;
         }
     }
-    return mode;
+    return caracal_native_mode_ = mode;
 }
 
 void caracal_before_native_collective(void)
