@@ -4,7 +4,8 @@
 # forced, first-principles results. A shm comm rule runs only where the communicator is one node group
 # with a segment, so the forced launches are one-node ones (CARACAL_NODE_SIZE equal to the
 # ranks, or unset: the machine); launches with several node groups check that the rule
-# falls back to native correctly ("maybe": results only). The tests' reversed communicator
+# falls back correctly to the next matching rule (the built-in ones: native, or e.g.
+# reduce_scatter pairwise from 32 KiB at 3+ ranks) ("maybe": results only). The tests' reversed communicator
 # and nonblocking windows exercise the step protocol with several calls in flight; the
 # small and large blocks its three buffer classes (inline, small ring, pipelined slots).
 # Interleaving with the shm steps of bcast/allreduce on one segment: tests/stress (its
@@ -54,7 +55,7 @@ caracal_mpi_test(NAME shmfam_gather_np3_tinychunks NP 3 COMMAND $<TARGET_FILE:te
                  ENV CARACAL_NODE_SIZE=3 CARACAL_SHM_SLOT=4k CARACAL_SHM_CHUNK=1500 ${_shm_gf})
 caracal_mpi_test(NAME shmfam_a2a_np3_tinychunks NP 3 COMMAND $<TARGET_FILE:test_a2afam> ${_shm_small} PRELOAD
                  ENV CARACAL_NODE_SIZE=3 CARACAL_SHM_SLOT=4k CARACAL_SHM_CHUNK=100 ${_shm_a2a})
-# several node groups (and none): the shm rule falls back to native, results still exact
+# several node groups (and none): the shm rule falls back to the next matching rule, results still exact
 caracal_mpi_test(NAME shmfam_gather_np4_node2_fallback NP 4 COMMAND $<TARGET_FILE:test_gatherfam> ${_shm_small} maybe
                  PRELOAD ENV CARACAL_NODE_SIZE=2 ${_shm_gf})
 caracal_mpi_test(NAME shmfam_a2a_np3_node1_fallback NP 3 COMMAND $<TARGET_FILE:test_a2afam> ${_shm_small} maybe

@@ -1,8 +1,8 @@
 /* Reduce-scatter "shm": one node group's shared-memory segment (bcol/shm/blocks.c). Every
  * member copies its input vector in, piece by piece (whole elements), and combines its own
  * block of every member's pieces in rank order (any operator) straight into its receive
- * buffer: no messages, one step per piece. Plain datatypes (size = extent, lower bound 0);
- * others, and communicators that are not one node group with a segment, go native. */
+ * buffer: no messages, one step per piece. Any datatype (non-plain ones packed at the call);
+ * communicators that are not one node group with a segment take the next matching rule. */
 #include "coll/starts.h"
 #include "bcol/shm/blocks.h"
 

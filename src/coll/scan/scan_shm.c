@@ -2,7 +2,7 @@
  * copies its input in, piece by piece (whole elements); member q combines the pieces of
  * members 0..q in rank order (any operator) straight into its receive buffer. One step per
  * piece instead of a chain or log2 n rounds; each member reads q + 1 inputs (small node
- * groups). Plain datatypes only (else native, as off one node group). */
+ * groups). Any datatype (non-plain ones packed at the call). */
 #include "coll/starts.h"
 #include "bcol/shm/blocks.h"
 
