@@ -3,10 +3,9 @@ hierarchy Caracal would build for a launch."""
 import json
 import sys
 import os
-import shutil
 import subprocess
 
-from .. import __version__, paths
+from .. import __version__, mpilibs, paths
 from ..errors import UsageError
 from ..launch import launcher_env, mpiexec_command
 
@@ -51,14 +50,19 @@ def add_arguments(p):
     p.add_argument("--node-size", type=int, metavar="K",
                    help="for --hierarchy: treat every K consecutive ranks as one node (CARACAL_NODE_SIZE)")
     p.add_argument("--topology", metavar="FILE", help="for --hierarchy: a topology file (CARACAL_TOPOLOGY)")
-    p.add_argument("--mpi", choices=paths.MPIS, help="which build to ask (default: the first built)")
+    p.add_argument("--mpi", choices=paths.BUILDS, help="which library's build to ask (default: the first built)")
+    p.add_argument("--compiler", action="store_true",
+                   help="print the C compiler command that builds a program for --mpi (its last line)")
 
 
 def _first_built(mpi):
+    """(library, caracal-info of a build that runs on it): the library's own build first, then
+    one of an ABI it implements (mpilibs.BUILD_RUNS_ON)."""
     for m in ([mpi] if mpi else paths.MPIS):
-        exe = paths.build_dir(m) / "bin" / "caracal-info"
-        if exe.exists():
-            return m, exe
+        for b in mpilibs.BUILD_RUNS_ON.get(m, [m]):
+            exe = paths.build_dir(b) / "bin" / "caracal-info"
+            if exe.exists():
+                return (m if m in mpilibs.LIBRARIES else mpilibs.build_library(m)[0]), exe
     raise UsageError("caracal-info is not built; run: make build" + (f" MPI={mpi}" if mpi and mpi != "openmpi" else ""))
 
 
@@ -153,7 +157,36 @@ def print_hierarchy(doc):
         print("  one level: every rank on its own (flat algorithms only)")
 
 
+def print_libraries():
+    """The MPI libraries: installed or not, their launcher, which builds serve them."""
+    print("MPI libraries (make build MPI=<name>; caracal run --mpi <name>; docs/mpi-libraries.md):")
+    for name in paths.MPIS:
+        lib = mpilibs.get(name)
+        where = lib.mpiexec if lib.installed() else "not installed (make setup MPI=" + name + ")"
+        builds = [b for b in mpilibs.BUILD_RUNS_ON[name] if (paths.build_dir(b) / "lib" / "libcaracal.so").exists()]
+        built = ", ".join(f"{paths.build_dir(b).name}/" + ("" if b == name else f" ({mpilibs.build_library(b)[1]} ABI)")
+                          for b in builds) or "none built"
+        print(f"  {name:9s} {lib.title}; launcher: {where}; libcaracal: {built}")
+    abi = paths.build_dir("abi") / "lib" / "libcaracal.so"
+    print(f"  {'abi':9s} MPI-5 standard ABI build: {abi if abi.exists() else 'not built'} "
+          f"(runs on: {', '.join(r for r, b in mpilibs.BUILD_RUNS_ON.items() if 'abi' in b)})")
+
+
+def print_compiler(mpi):
+    name, abi = mpilibs.build_library(mpi)
+    lib = mpilibs.get(name)
+    if not lib.installed():
+        raise UsageError(f"{lib.title} is not installed; run: make setup MPI={name}")
+    print(f"{lib.title}, {abi} ABI: compile and link a C MPI program with")
+    print(lib.compiler_command(mpi5=abi == "mpi5"))
+
+
 def run(args):
+    if args.compiler:
+        if not args.mpi:
+            raise UsageError("--compiler needs --mpi NAME")
+        print_compiler(args.mpi)
+        return 0
     if args.algorithms and args.hierarchy:
         raise UsageError("choose one of --algorithms and --hierarchy")
     if args.hierarchy:
@@ -174,11 +207,7 @@ def run(args):
         print(json.dumps(table, indent=2))
         return 0
     print(f"caracal {__version__}")
-    for m in paths.MPIS:
-        lib = paths.build_dir(m) / "lib" / "libcaracal.so"
-        launcher = shutil.which(f"mpiexec.{m}")
-        state = str(lib) if lib.exists() else "not built"
-        print(f"  {m:8s} library: {state}; launcher: {launcher or 'not installed'}")
+    print_libraries()
     print("\nSettings (environment variables):")
     width = max(len(s["name"]) for s in table["settings"])
     for s in table["settings"]:

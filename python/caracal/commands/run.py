@@ -45,6 +45,9 @@ def tuned_env(mpi: str, directory: str) -> dict:
 def add_arguments(p):
     p.add_argument("-n", "--np", type=int, default=2, metavar="N", help="number of ranks (default 2)")
     p.add_argument("--mpi", choices=paths.MPIS, default="openmpi", help="MPI library (default openmpi)")
+    p.add_argument("--mpi-prefix", metavar="DIR",
+                   help="run on another installation of Open MPI, MPICH or Intel MPI (its bin/mpiexec), "
+                        "with libcaracal of a build for that kind of library (docs/mpi-libraries.md)")
     p.add_argument("--profile", metavar="OUT.json",
                    help="where to write the profile (default caracal-PROGRAM-DATE.json in the current directory)")
     p.add_argument("--force", action="store_true", help="overwrite OUT.json if it exists")
@@ -88,7 +91,7 @@ def profile_path(args, program: str) -> Path:
 
 def run(args):
     program = resolve_program(args.program)
-    lib = paths.library(args.mpi)
+    lib = paths.library(args.mpi, program, prefix=args.mpi_prefix)  # the build of the program's ABI
     env = {"LD_PRELOAD": str(lib)}
     if args.tuned:
         env.update(tuned_env(args.mpi, args.tuned))
