@@ -53,8 +53,8 @@ test: build-openmpi build-mpich build-openmpi5 build-mpich5 build-impi build-abi
 	@$(MAKE) --no-print-directory test-c test-mpilibs-run test-python
 
 test-c:
-	cd build && ctest --output-on-failure --timeout 300
-	cd build-mpich && ctest --output-on-failure --timeout 300
+	@t0=$$(date +%s); cd build && ctest --output-on-failure --timeout 300 && echo "test-c: openmpi (build/) $$(( $$(date +%s) - t0 )) s"
+	@t0=$$(date +%s); cd build-mpich && ctest --output-on-failure --timeout 300 && echo "test-c: mpich (build-mpich/) $$(( $$(date +%s) - t0 )) s"
 
 test-python:
 	.venv/bin/python -m pytest -q tests/python

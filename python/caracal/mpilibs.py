@@ -85,7 +85,9 @@ LIBRARIES: Dict[str, dict] = {
     "impi": dict(
         title="Intel MPI 2021 (Python package index)", family="mpich", abi="mpich",
         pip=["impi-rt==2021.19.0", "impi-devel==2021.19.0"], pip_no_deps=True,
-        cc="bin/mpicc", fc="bin/mpif90", mpiexec="bin/mpiexec", abi_cc="bin/mpicc -mpi-abi",
+        # no Fortran: the wheel's mpif90 looks for its gfortran modules in include/gfortran/<ver>
+        # (they are in include/mpi/gfortran/<ver>) and finds ifx's mpi.mod first
+        cc="bin/mpicc", fc=None, mpiexec="bin/mpiexec", abi_cc="bin/mpicc -mpi-abi",
         shim={"libmpich.so.12": "lib/libmpi.so.12", "libmpichfort.so.12": "lib/libmpifort.so.12"},
         # I_MPI_ROOT: the wheel's wrappers and launcher find the installation through it;
         # its libfabric is Debian's (libfabric1), whose tcp provider works on any host
