@@ -80,7 +80,8 @@ LIBRARIES: Dict[str, dict] = {
         title="MPICH 5.0 (Python package index)", family="mpich", abi="mpich",
         pip=["mpich==5.0.2"],
         cc="bin/mpicc", fc=None, mpiexec="bin/mpiexec", abi_cc="bin/mpicc_abi",
-        shim={"libmpich.so.12": "lib/libmpi.so.12"},
+        # (mpich: its RUNPATH is $ORIGIN/mpich, and $ORIGIN is the link's directory)
+        shim={"libmpich.so.12": "lib/libmpi.so.12", "mpich": "lib/mpich"},
         env={"LD_LIBRARY_PATH": "{prefix}/lib:{prefix}/caracal-shim"}),
     "impi": dict(
         title="Intel MPI 2021 (Python package index)", family="mpich", abi="mpich",
@@ -304,6 +305,7 @@ def install(name: str, python: str = "/usr/bin/python3", quiet: bool = True) -> 
     stamp = prefix / ".caracal-installed"
     want = " ".join(entry["pip"])
     if stamp.exists() and stamp.read_text().strip() == want and lib.installed():
+        _shim(entry, prefix)
         return False
     print(f"setup: installing {name} ({want}) into {prefix}", file=sys.stderr)
     if not (prefix / "bin" / "python").exists():
@@ -312,13 +314,20 @@ def install(name: str, python: str = "/usr/bin/python3", quiet: bool = True) -> 
     pip += ["--no-deps"] if entry.get("pip_no_deps") else []
     subprocess.run(pip + entry["pip"], check=True)
     _relocate(name, prefix)
+    _shim(entry, prefix)
+    stamp.write_text(want + "\n")
+    return True
+
+
+def _shim(entry: dict, prefix: Path):
+    """The links under Debian's names for the MPICH ABI (caracal-shim/, on LD_LIBRARY_PATH)."""
     for link, target in entry.get("shim", {}).items():
         d = prefix / "caracal-shim"
         d.mkdir(exist_ok=True)
+        if (d / link).is_symlink() and os.readlink(d / link) == str(prefix / target):
+            continue
         (d / link).unlink(missing_ok=True)
         (d / link).symlink_to(prefix / target)
-    stamp.write_text(want + "\n")
-    return True
 
 
 def _relocate(name: str, prefix: Path):
@@ -354,7 +363,7 @@ def write_script(path: Path, env: Dict[str, str], command: List[str], comment: s
 
 def runtime_case(lib: Library) -> List[str]:
     """Shell lines that set what `lib` needs to run (a case branch of the launcher script)."""
-    lines = []
+    lines = ["unset CARACAL_TEST_MPI  # not a setting of libcaracal (it warns about unknown ones)"]
     for k, v in lib.env.items():
         val = shlex.quote(v) + (f'${{{k}:+:${k}}}' if k.endswith("PATH") else "")
         lines.append(f"{k}={val}; export {k}")
