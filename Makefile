@@ -20,7 +20,8 @@ JOBS ?= 2
 export PYTHONPATH := $(CURDIR)/python$(if $(PYTHONPATH),:$(PYTHONPATH))
 CARACAL := .venv/bin/caracal
 
-.PHONY: all setup build $(addprefix build-,$(LIBS)) demo test test-c test-python test-mpilibs test-mpilibs-run bench clean help
+.PHONY: all setup build $(addprefix build-,$(LIBS)) demo test test-c test-python test-mpilibs test-mpilibs-run bench clean help \
+        test-asan build-asan-openmpi build-asan-mpich fuzz fuzz-regress
 
 all: build
 
@@ -72,5 +73,35 @@ test-mpilibs: build-mpich build-openmpi5 build-mpich5 build-impi build-abi
 test-mpilibs-run:
 	@bash scripts/test-mpilibs.sh
 
+# The C test suite under AddressSanitizer + UndefinedBehaviorSanitizer, on both libraries
+# (build-asan-openmpi/, build-asan-mpich/; docs/fuzzing.md). The sanitizer options are
+# here, the leak suppressions for the MPI libraries' own allocations in tests/asan/lsan.supp
+# (one file, each entry with its reason). Any report fails the test that triggered it.
+# OMPI_MCA_memory=^patcher: Open MPI's memory patcher rewrites the entry points of the
+# functions it hooks, libasan's interceptors included (open-mpi/ompi#13069); only RDMA
+# registration caching needs it, which no test uses.
+SAN_ENV := OMPI_MCA_memory=^patcher ASAN_OPTIONS=detect_leaks=1 \
+           LSAN_OPTIONS=suppressions=$(CURDIR)/tests/asan/lsan.supp:print_suppressions=0 \
+           UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+ASAN_CTEST_ARGS ?=
+
+build-asan-openmpi build-asan-mpich: build-asan-%: setup
+	@cmake -S . -B build-asan-$* -DCARACAL_MPI=$* -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCARACAL_SANITIZE=address,undefined \
+	  >build-asan-$*.cmake.log 2>&1 || { cat build-asan-$*.cmake.log; exit 1; }
+	@cmake --build build-asan-$* -j $(JOBS) -- --no-print-directory >build-asan-$*.build.log 2>&1 || \
+	  { grep -vE '^\[ *[0-9]+%\]|(Entering|Leaving) directory' build-asan-$*.build.log; echo "sanitizer build failed for $*" >&2; exit 1; }
+	@echo "built $* with address,undefined sanitizers in build-asan-$*/"
+
+test-asan: build-asan-openmpi build-asan-mpich
+	cd build-asan-openmpi && $(SAN_ENV) ctest --output-on-failure --timeout 900 -j $(JOBS) $(ASAN_CTEST_ARGS)
+	cd build-asan-mpich && $(SAN_ENV) ctest --output-on-failure --timeout 900 -j $(JOBS) $(ASAN_CTEST_ARGS)
+
+# libFuzzer targets (fuzz/Makefile; needs clang: scripts/setup.sh --fuzz)
+fuzz:
+	@bash scripts/setup.sh --fuzz
+	@$(MAKE) --no-print-directory -C fuzz
+fuzz-regress: fuzz
+	@$(MAKE) --no-print-directory -C fuzz regress
+
 clean:
-	rm -rf build $(addprefix build-,$(filter-out openmpi,$(LIBS))) build*.log
+	rm -rf build $(addprefix build-,$(filter-out openmpi,$(LIBS))) build-asan-openmpi build-asan-mpich build-fuzz build*.log

@@ -97,11 +97,15 @@ def parse_imb(text):
             continue
         f = line.split()
         if bench and len(f) >= 4 and f[0].isdigit():
-            # bytes reps t_min t_max t_avg [defects]; barrier: reps t_min t_max t_avg
-            if bench == "Barrier":
-                out[(bench, 0)] = (float(f[3]), float(f[4]) if len(f) > 4 else None)
-            else:
-                out[(bench, int(f[0]))] = (float(f[4]), float(f[5]) if len(f) > 5 else None)
+            # bytes reps t_min t_max t_avg [defects]; barrier: reps t_min t_max t_avg; other
+            # lines that start with a number (the -check build's notes) are not rows
+            try:
+                if bench == "Barrier":
+                    out[(bench, 0)] = (float(f[3]), float(f[4]) if len(f) > 4 else None)
+                else:
+                    out[(bench, int(f[0]))] = (float(f[4]), float(f[5]) if len(f) > 5 else None)
+            except (ValueError, IndexError):
+                continue
     return out
 
 

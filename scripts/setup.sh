@@ -17,6 +17,11 @@ if [ $# -gt 0 ] && [ -x /usr/bin/python3 ]; then
   PKGS+=($(mpilibs debian "$@"))   # e.g. Intel MPI's libfabric
 fi
 
+# --fuzz: also clang with its libFuzzer and sanitizer runtimes (fuzz/, make fuzz)
+if [ "${1:-}" = "--fuzz" ]; then
+  PKGS+=(clang-14 libclang-rt-14-dev)
+fi
+
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -6,15 +6,24 @@ shm collectives (MPI_*) and the native library (PMPI_*) alternately in one proce
 back to back (IMB style) or separated by barriers (--mode latency). Strategies: `futex`
 (the default: spin, then sleep on the awaited flag; yield first where ranks outnumber
 cores), `nap` (the earlier spin/yield/nap), `spin` (never give up the core; only where
-every rank has a core), and `default` (the default selection, no forced rules). With
---busy, every launch runs while one busy loop per core keeps the machine loaded (the
-"second job" case), so Caracal and native see the same load. Launches are interleaved in
-a new random order each round; the table gives the median over rounds of Caracal/native
-per call and its spread.
+every rank has a core), `default` (the default selection, no forced rules), `nopoke`
+(futex without native progress pokes, CARACAL_WAIT_POKE_US=0: what the pokes cost) and
+`yield` (futex, and native blocking waits and collectives through Caracal's yielding wait
+loop: CARACAL_NATIVE_WAIT=yield CARACAL_NATIVE_BLOCKING=nonblocking). With --busy, every
+launch runs while one busy loop per core keeps the machine loaded (the "second job" case),
+so Caracal and native see the same load. Launches are interleaved in a new random order each
+round; the table gives the median over rounds of Caracal/native per call and its spread.
 
-Usage: bench/coll/wait.py [--ranks 2,4,8] [--rounds 5] [--max-bytes 4096] [--busy]
-                          [--mode b2b|latency] [--libs openmpi,mpich]
-Writes bench/results/coll-wait[-busy].md and .json.
+Patterns (--pattern): `coll` (barrier, bcast, reduce, allreduce, coll_bench.c), `halo` (a
+ring halo exchange of native point-to-point then an 8-byte allreduce per iteration,
+wait_mix.c) and `rotate` (IMB's Bcast: the root moves to the next rank on every call).
+
+Usage: bench/coll/wait.py [--ranks 2,4,8,16] [--rounds 5] [--max-bytes 4096] [--busy]
+                          [--mode b2b|latency] [--libs openmpi,mpich] [--pattern coll|halo|rotate]
+                          [--strategies futex,nap,spin,default,nopoke,yield]
+Writes bench/results/coll-wait[-PATTERN][-busy][-latency].md and .json.
+The full table (item 4 of issue 16) is every pattern at --ranks 2,4,8,16 on a quiet machine,
+and each pattern at --ranks 2 --busy.
 """
 import argparse
 import json
@@ -28,12 +37,17 @@ import benchlib  # noqa: E402
 ROOT = benchlib.ROOT
 BUILD = {"openmpi": ("build", "mpicc.openmpi"), "mpich": ("build-mpich", "mpicc.mpich")}
 FORCED = {"CARACAL_BARRIER": "shm", "CARACAL_BCAST": "shm", "CARACAL_REDUCE": "shm", "CARACAL_ALLREDUCE": "shm"}
+STRATEGIES = {  # environment of each strategy besides FORCED (default: none at all)
+    "futex": {"CARACAL_WAIT": "futex"}, "nap": {"CARACAL_WAIT": "nap"}, "spin": {"CARACAL_WAIT": "spin"},
+    "default": None, "nopoke": {"CARACAL_WAIT": "futex", "CARACAL_WAIT_POKE_US": "0"},
+    "yield": {"CARACAL_WAIT": "futex", "CARACAL_NATIVE_WAIT": "yield", "CARACAL_NATIVE_BLOCKING": "nonblocking"}}
+ORDER = ["barrier", "bcast", "reduce", "allreduce", "halo+allreduce", "bcast-rotate"]
 
 
-def bench_exe(lib):
+def bench_exe(lib, name="coll_bench"):
     build, cc = BUILD[lib]
-    exe = ROOT / build / "coll_bench"
-    src = ROOT / "bench/coll/coll_bench.c"
+    exe = ROOT / build / name
+    src = ROOT / f"bench/coll/{name}.c"
     if not exe.exists() or exe.stat().st_mtime < src.stat().st_mtime:
         subprocess.run([cc, "-O2", "-o", str(exe), str(src)], check=True)
     return str(exe)
@@ -47,20 +61,26 @@ def main():
     ap.add_argument("--mode", choices=("b2b", "latency"), default="b2b")
     ap.add_argument("--busy", action="store_true", help="keep every core busy with a loop during each launch")
     ap.add_argument("--libs", default="openmpi,mpich")
+    ap.add_argument("--pattern", choices=("coll", "halo", "rotate"), default="coll")
+    ap.add_argument("--strategies", default="futex,nap,spin,default",
+                    help="comma-separated, from " + ",".join(STRATEGIES) + " (default futex,nap,spin,default)")
     a = ap.parse_args()
     try:
         ranks = [int(x) for x in a.ranks.split(",")]
     except ValueError:
         ap.error("--ranks takes integers, e.g. 2,4,8")
     libs = a.libs.split(",")
+    strategies = a.strategies.split(",")
     if any(l not in BUILD for l in libs) or any(n < 2 for n in ranks) or a.rounds < 1:
         ap.error("--libs from openmpi,mpich; --ranks at least 2; --rounds at least 1")
+    if any(s not in STRATEGIES for s in strategies):
+        ap.error("--strategies from " + ",".join(STRATEGIES))
     cores = os.cpu_count() or 1
-    exes = {lib: bench_exe(lib) for lib in libs}
+    exes = {lib: bench_exe(lib, "coll_bench" if a.pattern == "coll" else "wait_mix") for lib in libs}
     configs = []
     for lib in libs:
         for n in ranks:
-            for strat in ("futex", "nap", "spin", "default"):
+            for strat in strategies:
                 if strat == "spin" and n > cores:
                     continue  # a spinning waiter takes the core its writer needs
                 configs.append((lib, n, strat))
@@ -68,11 +88,15 @@ def main():
     def run_one(cfg):
         lib, n, strat = cfg
         env = {"LD_PRELOAD": str(ROOT / BUILD[lib][0] / "lib/libcaracal.so")}
-        if strat != "default":
-            env.update(FORCED, CARACAL_WAIT=strat)
+        if STRATEGIES[strat] is not None:
+            env.update(FORCED, **STRATEGIES[strat])
         # MPICH busy-polls when oversubscribed (milliseconds per native call): fewer calls
         scale = "1" if n <= cores else ("0.2" if lib == "openmpi" else "0.01")
-        cmd = benchlib.mpiexec(lib, n, [exes[lib], "3", str(a.max_bytes), scale, "all", a.mode], env=env)
+        if a.pattern == "coll":
+            argv = [exes[lib], "3", str(a.max_bytes), scale, "all", a.mode]
+        else:
+            argv = [exes[lib], a.pattern, "3", str(a.max_bytes), scale]
+        cmd = benchlib.mpiexec(lib, n, argv, env=env)
         busy = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(cores)] if a.busy else []
         try:
             out = subprocess.run(["timeout", "600"] + cmd, capture_output=True, text=True, env=benchlib.launcher_env())
@@ -94,9 +118,7 @@ def main():
                 rows.append(row)
                 if r["native_us"] > 0:
                     cells.setdefault((cfg[0], cfg[1], r["coll"], r["bytes"], cfg[2]), []).append(row)
-    strategies = ["futex", "nap", "spin", "default"]
-    order = ["barrier", "bcast", "reduce", "allreduce"]
-    keys = sorted({k[:4] for k in cells}, key=lambda k: (libs.index(k[0]), k[1], order.index(k[2]), k[3]))
+    keys = sorted({k[:4] for k in cells}, key=lambda k: (libs.index(k[0]), k[1], ORDER.index(k[2]), k[3]))
     lines = ["| library | ranks | collective | bytes | native us/call | "
              + " | ".join(f"{s} ratio (spread)" for s in strategies) + " |",
              "|" + "---|" * (5 + len(strategies))]
@@ -120,15 +142,17 @@ def main():
                      f"{sum(m <= 0.5 for m in ms)} of {len(ms)} cells at least 2x faster than native, "
                      f"{sum(m > 1.0 for m in ms)} slower")
     md = ("<!-- generated by bench/coll/wait.py; ratios are Caracal time / native time per call (< 1 is faster) -->\n"
-          f"# Waiting strategies, {'calls back to back' if a.mode == 'b2b' else 'one call latency'}"
+          f"# Waiting strategies, {dict(coll='collectives', halo='halo exchange + allreduce', rotate='bcast with a rotating root')[a.pattern]}, "
+          f"{'calls back to back' if a.mode == 'b2b' or a.pattern != 'coll' else 'one call latency'}"
           f"{', every core kept busy by another job' if a.busy else ''}\n\n"
           f"{cores} cores; {a.rounds} launches per configuration, interleaved in random order. Forced shm "
           "collectives (CARACAL_<COLL>=shm) with CARACAL_WAIT set to each strategy, and the default selection.\n"
           "`native us/call` is the median over every launch of the configuration's row.\n\n"
           + "\n".join(lines) + "\n\n## Summary\n\n" + "\n".join(notes) + "\n")
-    doc = {"schema": "caracal.bench-wait/1", "mode": a.mode, "busy": a.busy, "machine": benchlib.machine_description(),
-           "rounds": a.rounds, "rows": rows}
-    benchlib.write_results("coll-wait" + ("-busy" if a.busy else "") + ("" if a.mode == "b2b" else "-latency"), doc, md)
+    doc = {"schema": "caracal.bench-wait/1", "mode": a.mode, "busy": a.busy, "pattern": a.pattern,
+           "machine": benchlib.machine_description(), "rounds": a.rounds, "rows": rows}
+    benchlib.write_results("coll-wait" + ("" if a.pattern == "coll" else "-" + a.pattern) + ("-busy" if a.busy else "")
+                           + ("" if a.mode == "b2b" else "-latency"), doc, md)
 
 
 if __name__ == "__main__":

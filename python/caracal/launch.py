@@ -5,6 +5,7 @@ how a rank's variable is passed) is python/caracal/mpilibs.py's table; this modu
 into a command line."""
 import os
 import shutil
+import sys
 from typing import Dict, List, Optional, Sequence, Union
 
 from . import mpilibs
@@ -61,4 +62,31 @@ def launcher_env(mpi: Optional[MpiLike] = None) -> Dict[str, str]:
     if os.geteuid() == 0:
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    return env
+
+
+def testbed_command(name: str, mpi: str, nranks: int, ppn: int, argv: Sequence[str],
+                    env: Optional[Dict[str, str]] = None, native: bool = True,
+                    timeout: float = 300) -> List[str]:
+    """The command that runs ``argv`` with ``nranks`` ranks, ``ppn`` per emulated host, on
+    the `caracal testbed` called ``name`` (docs/testbed.md). ``env`` goes to the ranks;
+    ``native``: without libcaracal (the measuring tools do not need it). The testbed's
+    own --timeout bounds the run and kills what it left inside (exit 124)."""
+    if nranks < 1 or ppn < 1:
+        raise UsageError(f"the number of ranks and --ppn must be at least 1, not {nranks} and {ppn}")
+    cmd = [sys.executable, "-m", "caracal", "testbed", "run", "--name", name, "-n", str(nranks),
+           "--ppn", str(ppn), "--mpi", mpi, "--timeout", repr(float(timeout))]
+    if native:
+        cmd.append("--native")
+    for k, v in (env or {}).items():
+        cmd += ["--env", f"{k}={v}"]
+    return cmd + ["--", *argv]
+
+
+def testbed_env() -> Dict[str, str]:
+    """Environment for `caracal testbed run` started as a child: finds this package."""
+    from . import paths
+    env = launcher_env()
+    py = str(paths.root() / "python")
+    env["PYTHONPATH"] = py + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return env

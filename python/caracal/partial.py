@@ -24,6 +24,11 @@ def _pieces(out: Path) -> List[Tuple[int, Path]]:
     return sorted(found)
 
 
+def leftover_pieces(out) -> List[Path]:
+    """The per-rank pieces OUT.rank<N>.json that a run left beside OUT."""
+    return [p for _, p in _pieces(Path(out))]
+
+
 def _merge_stat(a: dict, b: dict) -> None:
     if b.get("count", 0) and (not a.get("count", 0) or b["time_min"] < a["time_min"]):
         a["time_min"] = b["time_min"]

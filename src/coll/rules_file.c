@@ -166,9 +166,24 @@ void caracal_rules_file_load(void)
     }
     if (len < 0 || !text)
         return;
-    parse(path ? path : "rules file", text);
+    caracal_rules_file_parse(path ? path : "rules file", text);
     caracal_log("init", "rules file %s read", path ? path : "");
     free(text);
+}
+
+void caracal_rules_file_parse(const char *origin, const char *text)
+{
+    for (int c = 0; c < CARACAL_NCOLL; c++) {
+        free(texts[c]);
+        texts[c] = NULL;
+    }
+    char *copy = strdup(text); /* parse cuts lines and comments in place */
+    if (!copy) {
+        caracal_warn_job("out of memory for the rules file %s", origin);
+        return;
+    }
+    parse(origin, copy);
+    free(copy);
 }
 
 const char *caracal_rules_file_text(int family)

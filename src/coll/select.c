@@ -30,14 +30,32 @@
  * with Open MPI only in the cells that were faster in both the earlier and the coll2
  * branch's run (bcast 2-8 KiB up to 5 ranks, reduce 2-8 KiB from 6, allreduce 16-64 KiB).
  * Everything else goes native, so that no default is slower than the native library.
+ * 2026-11-25, caracal tune at 2, 4 and 8 ranks (bench/results/tune-openmpi.md, tune-mpich.md;
+ * ranks above 2 share 2 cores here): since waits sleep on futexes (core/wait.c) the node
+ * segment also wins in one-node communicators of 4 and 8 ranks, so `shm` (whole communicator
+ * one node) now covers them where it won at both 4 and 8: Open MPI barrier (0.52-0.67x),
+ * bcast 512 B-32 KiB (0.16-0.35x; 8-64 B lost, 1.2-2.1x), reduce from 512 B (0.16-0.91x; below
+ * lost), allreduce up to 4 KiB (0.29-0.66x). MPICH won too (barrier, reduce, allreduce at every
+ * size, 0.14-0.5x: it busy-polls when ranks outnumber cores), but with shm at 3 ranks its
+ * tests/c/test_nb_progress hangs: a rank waiting in the node segment does not progress the
+ * library's nonblocking calls a peer waits for (docs/collectives.md, Progress); MPICH keeps
+ * shm at 2 ranks until the waits drive native progress. A `shm` rule that cannot run (the
+ * communicator spans nodes) passes to the next matching rule.
  * Edit here or override with CARACAL_<COLL> (same grammar, tried first). */
-/* Families added after the first four: native until measured (bench/coll) */
+/* Families added after the first four, from `caracal tune` on both libraries
+ * (bench/results/tune-families.md, tune-openmpi.md, tune-mpich.md, 2026-11-25): a Caracal
+ * algorithm is a default only where the same algorithm beat both libraries' defaults at 4
+ * and 8 ranks at every measured size of the range. That holds for reduce_scatter(_block)
+ * pairwise from 32 KiB per block (0.23-0.76x native, Open MPI and MPICH); nowhere at 2 ranks,
+ * where the steps programs' per-call cost loses to one native exchange. Everything else:
+ * native until measured faster (caracal tune writes the rules for a user's own machine). */
 #define NEW_FAMILY_DEFAULTS                                                                   \
     [CARACAL_ALLGATHER] = "native", [CARACAL_ALLGATHERV] = "native", [CARACAL_GATHER] = "native", \
     [CARACAL_GATHERV] = "native", [CARACAL_SCATTER] = "native", [CARACAL_SCATTERV] = "native",     \
-    [CARACAL_ALLTOALL] = "native", [CARACAL_ALLTOALLV] = "native", [CARACAL_REDUCE_SCATTER] = "native", \
-    [CARACAL_REDUCE_SCATTER_BLOCK] = "native", [CARACAL_SCAN] = "native", [CARACAL_EXSCAN] = "native", \
-    [CARACAL_ALLTOALLW] = "native"
+    [CARACAL_ALLTOALL] = "native", [CARACAL_ALLTOALLV] = "native",                                 \
+    [CARACAL_REDUCE_SCATTER] = "pairwise@32k-#3- native",                                        \
+    [CARACAL_REDUCE_SCATTER_BLOCK] = "pairwise@32k-#3- native", [CARACAL_SCAN] = "native",       \
+    [CARACAL_EXSCAN] = "native", [CARACAL_ALLTOALLW] = "native"
 /* The MPI-5 standard ABI build (MPI_ABI_VERSION) runs on MPICH 5 and Intel MPI, both MPICH
  * derivatives: their table */
 #if defined(MPICH_VERSION) || defined(MPI_ABI_VERSION)
@@ -50,10 +68,10 @@ static const char *const defaults[CARACAL_NCOLL] = {
 };
 #else
 static const char *const defaults[CARACAL_NCOLL] = {
-    [CARACAL_BARRIER]   = "shm#2 native",
-    [CARACAL_BCAST]     = "shm#2 node/shm@2k-8k knomial:2@2k-8k#3-6 native",
-    [CARACAL_REDUCE]    = "shm#2 node/shm@2k-8k knomial:2@2k-8k#6- native",
-    [CARACAL_ALLREDUCE] = "shm#2 node/shm@16k-64k recdbl:2@16k-64k native",
+    [CARACAL_BARRIER]   = "shm native",
+    [CARACAL_BCAST]     = "shm#2 shm@512-64k node/shm@2k-8k knomial:2@2k-8k#3-6 native",
+    [CARACAL_REDUCE]    = "shm#2 shm@512- node/shm@2k-8k knomial:2@2k-8k#6- native",
+    [CARACAL_ALLREDUCE] = "shm#2 shm@-16k node/shm@16k-64k recdbl:2@16k-64k native",
     NEW_FAMILY_DEFAULTS
 };
 #endif
@@ -248,6 +266,30 @@ static struct {
 } last[CARACAL_NCOLL];
 
 unsigned long caracal_select_generation = 1;
+
+/* Families whose comm rules can only answer native (every new family by default, and any
+ * family a tuned file leaves native): their calls skip the size and type queries and the
+ * rule walk, so going native through Caracal costs about a branch. */
+unsigned char caracal_select_native_only[CARACAL_NCOLL]; /* 0 until the rules are read */
+
+static void note_never(int c)
+{
+    caracal_select_native_only[c] = 0;
+    if (caracal_coll_mode() == 2) /* force: Caracal's default wherever the rules say native */
+        return;
+    if (caracal_log_enabled("algo")) /* the slow path logs "<family> native" for every call */
+        return;
+    for (int i = 0; i < nrules[c]; i++) {
+        const rule *r = &rules[c][i];
+        if (strcmp(r->kind, "comm"))
+            continue;
+        if (strcmp(r->alg.alg, "native"))
+            return;
+        if (r->blo <= 0 && r->bhi < 0 && r->nlo <= 0 && r->nhi < 0)
+            break; /* an unconditional native rule: nothing after it applies */
+    }
+    caracal_select_native_only[c] = 1;
+}
 static char *replaced[CARACAL_NCOLL]; /* caracal_set_rules: in place of CARACAL_<FAMILY> */
 
 static int build_family(int c, const char *file)
@@ -267,6 +309,7 @@ static int build_family(int c, const char *file)
     parse_into(c, caracal_rules_file_text(c), forigin);
     imply_schedule(c, first, forigin);
     parse_into(c, defaults[c], "built-in selection");
+    note_never(c);
     return refused;
 }
 
@@ -302,6 +345,31 @@ int caracal_set_rules(const char *family, const char *rules)
 static int in(long long x, long long lo, long long hi) { return x >= lo && (hi < 0 || x < hi); }
 
 
+/* The first comm rule that matches (skipping `shm` rules when skip_shm). */
+static void first_match(caracal_coll coll, int comm_size, size_t bytes, int skip_shm, caracal_choice *choice)
+{
+    choice->coll = coll;
+    choice->bytes = bytes;
+    memset(&choice->top, 0, sizeof choice->top);
+    strcpy(choice->top.alg, "native");
+    for (int i = 0; i < nrules[coll]; i++) {
+        rule *r = &rules[coll][i];
+        if (strcmp(r->kind, "comm") || !in((long long)bytes, r->blo, r->bhi) || !in(comm_size, r->nlo, r->nhi))
+            continue;
+        if (skip_shm && r->alg.shm)
+            continue;
+        choice->top = r->alg;
+        break;
+    }
+}
+
+int caracal_select_without_shm(caracal_coll coll, int comm_size, size_t bytes, caracal_choice *choice)
+{
+    caracal_select_setup();
+    first_match(coll, comm_size, bytes, 1, choice);
+    return strcmp(choice->top.alg, "native") != 0;
+}
+
 int caracal_select(caracal_coll coll, int comm_size, size_t bytes, caracal_choice *choice)
 {
     if (last[coll].valid && last[coll].size == comm_size && last[coll].bytes == bytes) {
@@ -309,17 +377,7 @@ int caracal_select(caracal_coll coll, int comm_size, size_t bytes, caracal_choic
         return last[coll].ret;
     }
     caracal_select_setup();
-    choice->coll = coll;
-    choice->bytes = bytes;
-    strcpy(choice->top.alg, "native");
-    choice->top.param = 0;
-    for (int i = 0; i < nrules[coll]; i++) {
-        rule *r = &rules[coll][i];
-        if (strcmp(r->kind, "comm") || !in((long long)bytes, r->blo, r->bhi) || !in(comm_size, r->nlo, r->nhi))
-            continue;
-        choice->top = r->alg;
-        break;
-    }
+    first_match(coll, comm_size, bytes, 0, choice);
     int ret = strcmp(choice->top.alg, "native") != 0;
     if (!ret && caracal_coll_mode() == 2 && !(caracal_family_flags(coll) & CARACAL_FAM_NATIVE)) {
         /* force: the family's default algorithm wherever the rules say native */

@@ -11,12 +11,13 @@
  * MPI_Alltoallw and the communicator constructors are not covered (docs/collectives.md). */
 #include "gen_funcs.h"
 #include "progress.h"
+#include "wait.h"
 #include <stdlib.h>
 
 int caracal_impl_MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                           MPI_Status *status)
 {
-    if (!caracal_active_requests)
+    if (!caracal_active_requests && !caracal_wait_native_yields())
         return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
     MPI_Request r;
     int rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, &r);
@@ -25,7 +26,7 @@ int caracal_impl_MPI_Recv(void *buf, int count, MPI_Datatype datatype, int sourc
 
 int caracal_impl_MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-    if (!caracal_active_requests)
+    if (!caracal_active_requests && !caracal_wait_native_yields())
         return PMPI_Send(buf, count, datatype, dest, tag, comm);
     MPI_Request r;
     int rc = PMPI_Isend(buf, count, datatype, dest, tag, comm, &r);
@@ -34,7 +35,7 @@ int caracal_impl_MPI_Send(const void *buf, int count, MPI_Datatype datatype, int
 
 int caracal_impl_MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-    if (!caracal_active_requests)
+    if (!caracal_active_requests && !caracal_wait_native_yields())
         return PMPI_Ssend(buf, count, datatype, dest, tag, comm);
     MPI_Request r;
     int rc = PMPI_Issend(buf, count, datatype, dest, tag, comm, &r);
@@ -45,7 +46,7 @@ int caracal_impl_MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype s
                               void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                               MPI_Comm comm, MPI_Status *status)
 {
-    if (!caracal_active_requests)
+    if (!caracal_active_requests && !caracal_wait_native_yields())
         return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
                              recvtag, comm, status);
     MPI_Request r[2];
@@ -67,7 +68,7 @@ int caracal_impl_MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype s
 
 int caracal_impl_MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
-    if (!caracal_active_requests)
+    if (!caracal_active_requests && !caracal_wait_native_yields())
         return PMPI_Probe(source, tag, comm, status);
     unsigned spins = 0;
     for (;;) {
@@ -76,7 +77,7 @@ int caracal_impl_MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *statu
         int rc = PMPI_Iprobe(source, tag, comm, &flag, status);
         if (rc != MPI_SUCCESS || flag)
             return rc;
-        if (!caracal_active_requests)
+        if (!caracal_active_requests && !caracal_wait_native_yields())
             return PMPI_Probe(source, tag, comm, status);
         caracal_backoff(&spins);
     }

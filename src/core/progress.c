@@ -180,20 +180,31 @@ static double now_us(void)
 /* Waiting (core/wait.h): spin for the spin budget, then, with the futex strategy, sleep on
  * the flag the last shm check was waiting for; without one (point-to-point levels), or with
  * the nap strategy, yield the core until a few milliseconds have passed, then sleep in short
- * naps. *spins == 0 starts a new wait. */
-static double wait_start;
+ * naps. Whatever the strategy, a wait that lasts pokes the native library's progress every
+ * CARACAL_WAIT_POKE_US (core/wait.h: a peer may be blocked in the library on one of this
+ * rank's native nonblocking operations). *spins == 0 starts a new wait. */
+static double wait_start, next_poke, sleep_us;
 
 void caracal_backoff(unsigned *spins)
 {
     unsigned s = (*spins)++;
+    double poke_us = caracal_wait_poke_us();
     if (s == 0) {
         wait_start = now_us();
         caracal_wait_last.word = NULL;
+        next_poke = poke_us;
+        /* with pokes, sleeps start as short as the poke interval and double (a native
+         * operation a peer waits for may need several rounds of this rank's progress) */
+        sleep_us = poke_us > 0 && poke_us < caracal_wait_nap_us() ? poke_us : caracal_wait_nap_us();
         return;
     }
     if (s % 16)
         return; /* look at the clock now and then only */
     double waited = now_us() - wait_start, spin_us = caracal_wait_spin_us();
+    if (poke_us > 0 && waited >= next_poke) {
+        caracal_wait_poke_native();
+        next_poke = waited + poke_us;
+    }
     int strategy = caracal_wait_strategy();
     if (waited < spin_us || strategy == CARACAL_WAIT_SPIN)
         return;
@@ -206,8 +217,11 @@ void caracal_backoff(unsigned *spins)
         sched_yield();
         return;
     }
-    if (strategy == CARACAL_WAIT_FUTEX && caracal_wait_sleep())
+    if (strategy == CARACAL_WAIT_FUTEX && caracal_wait_sleep(sleep_us)) {
+        if (sleep_us < caracal_wait_nap_us())
+            sleep_us = sleep_us * 2 < caracal_wait_nap_us() ? sleep_us * 2 : caracal_wait_nap_us();
         return;
+    }
     if (waited < spin_us + 2000) {
         sched_yield();
         return;

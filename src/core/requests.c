@@ -5,12 +5,13 @@
  * native requests in one array. */
 #include "gen_funcs.h"
 #include "progress.h"
+#include "wait.h"
 #include <stdlib.h>
 #include <string.h>
 
 int caracal_impl_MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
-    if (!caracal_active_requests)
+    if (!caracal_active_requests && !caracal_wait_native_yields())
         return PMPI_Wait(request, status);
     unsigned spins = 0;
     unsigned long seen = caracal_progress_ticks;
@@ -22,7 +23,7 @@ int caracal_impl_MPI_Wait(MPI_Request *request, MPI_Status *status)
         rc = PMPI_Test(request, &flag, status);
         if (rc != MPI_SUCCESS || flag)
             return rc;
-        if (!caracal_active_requests)
+        if (!caracal_active_requests && !caracal_wait_native_yields())
             return PMPI_Wait(request, status);
         if (moved)
             spins = 0;
@@ -46,7 +47,7 @@ int caracal_impl_MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
  * empty status a later test of the then inactive (persistent) or null request returns. */
 int caracal_impl_MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses)
 {
-    if (!caracal_active_requests)
+    if (!caracal_active_requests && !caracal_wait_native_yields())
         return PMPI_Waitall(count, array_of_requests, array_of_statuses);
     char done_small[64], *done = count <= (int)sizeof done_small ? done_small : calloc((size_t)count, 1);
     if (!done)
@@ -59,7 +60,7 @@ int caracal_impl_MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Sta
         caracal_progress();
         int moved = caracal_progress_ticks != seen; /* a completion, a step, a segment */
         seen = caracal_progress_ticks;
-        int no_caracal = !caracal_active_requests; /* then the library alone completes the rest */
+        int no_caracal = !caracal_active_requests && !caracal_wait_native_yields(); /* then the library alone completes the rest */
         for (int i = 0; i < count && rc == MPI_SUCCESS; i++) {
             if (done[i])
                 continue;
@@ -97,7 +98,7 @@ int caracal_impl_MPI_Testall(int count, MPI_Request array_of_requests[], int *fl
 
 int caracal_impl_MPI_Waitany(int count, MPI_Request array_of_requests[], int *indx, MPI_Status *status)
 {
-    if (!caracal_active_requests)
+    if (!caracal_active_requests && !caracal_wait_native_yields())
         return PMPI_Waitany(count, array_of_requests, indx, status);
     unsigned spins = 0;
     unsigned long seen = caracal_progress_ticks;
@@ -109,7 +110,7 @@ int caracal_impl_MPI_Waitany(int count, MPI_Request array_of_requests[], int *in
         rc = PMPI_Testany(count, array_of_requests, indx, &flag, status);
         if (rc != MPI_SUCCESS || flag)
             return rc;
-        if (!caracal_active_requests)
+        if (!caracal_active_requests && !caracal_wait_native_yields())
             return PMPI_Waitany(count, array_of_requests, indx, status);
         if (moved)
             spins = 0;
@@ -128,7 +129,7 @@ int caracal_impl_MPI_Testany(int count, MPI_Request array_of_requests[], int *in
 int caracal_impl_MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
                               int array_of_indices[], MPI_Status array_of_statuses[])
 {
-    if (!caracal_active_requests)
+    if (!caracal_active_requests && !caracal_wait_native_yields())
         return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
     unsigned spins = 0;
     unsigned long seen = caracal_progress_ticks;
@@ -140,7 +141,7 @@ int caracal_impl_MPI_Waitsome(int incount, MPI_Request array_of_requests[], int 
         rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
         if (rc != MPI_SUCCESS || *outcount != 0)
             return rc; /* some completed, or MPI_UNDEFINED: no active request */
-        if (!caracal_active_requests)
+        if (!caracal_active_requests && !caracal_wait_native_yields())
             return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
         if (moved)
             spins = 0;

@@ -28,6 +28,9 @@ static void fail(parser *p, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    for (char *c = msg; *c; c++) /* one line: a key or escape from the file may hold a newline */
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
     if (p->s >= p->end)
         snprintf(p->err, p->errlen, "unexpected end of file (truncated?): %s", msg);
     else
@@ -98,6 +101,10 @@ static char *string(parser *p)
     }
     const char *stop = p->s;
     char *out = malloc((size_t)(stop - start) + 1);
+    if (!out) {
+        fail(p, "out of memory");
+        return NULL;
+    }
     size_t k = 0;
     for (p->s = start; p->s < stop;) {
         unsigned char c = (unsigned char)*p->s++;

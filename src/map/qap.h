@@ -72,6 +72,10 @@ const char *caracal_qap_method_name(caracal_qap_method m);
  *  matrices to be released with caracal_qaplib_free. On failure returns -1 and
  *  writes one line (no newline) saying what and where into err. */
 int caracal_qaplib_read(const char *path, caracal_qap_problem *pb, char *err, size_t errlen);
+/** The same for a file's text already in memory (buf[0..len), not NUL-terminated);
+ *  `name` stands for the path in messages. */
+int caracal_qaplib_parse(const char *name, const char *buf, size_t len, caracal_qap_problem *pb, char *err,
+                         size_t errlen);
 
 /** Release the matrices of a problem filled by caracal_qaplib_read. */
 void caracal_qaplib_free(caracal_qap_problem *pb);

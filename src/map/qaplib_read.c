@@ -128,6 +128,14 @@ int caracal_qaplib_read(const char *path, caracal_qap_problem *pb, char *err, si
     char *buf = slurp(path, &len, err, errlen);
     if (!buf)
         return -1;
+    int rc = caracal_qaplib_parse(path, buf, len, pb, err, errlen);
+    free(buf);
+    return rc;
+}
+
+int caracal_qaplib_parse(const char *path, const char *buf, size_t len, caracal_qap_problem *pb, char *err,
+                         size_t errlen)
+{
     lexer lx = { .buf = buf, .end = buf + len, .pos = buf, .line = 1 };
     char tk[128];
     int64_t v = 0, *A = NULL;
@@ -152,7 +160,10 @@ int caracal_qaplib_read(const char *path, caracal_qap_problem *pb, char *err, si
     const int n = (int)v;
     const long header_line = lx.tokline;
     const size_t nn = (size_t)n * n;
-    A = malloc(sizeof(int64_t) * 2 * nn);
+    /* The matrices grow with the numbers actually read: a few bytes claiming n = 4096 must
+     * not cost 256 MiB before they turn out truncated. */
+    size_t cap = 2 * nn < 4096 ? 2 * nn : 4096;
+    A = malloc(sizeof(int64_t) * cap);
     if (!A) {
         fail(err, errlen, "%s: out of memory for n = %d", path, n);
         goto out;
@@ -186,6 +197,15 @@ int caracal_qaplib_read(const char *path, caracal_qap_problem *pb, char *err, si
             goto out;
         }
         r = token_int(&lx, &v);
+        if (!r && k == cap) {
+            cap = 2 * cap < 2 * nn ? 2 * cap : 2 * nn;
+            int64_t *grown = realloc(A, sizeof(int64_t) * cap);
+            if (!grown) {
+                fail(err, errlen, "%s: out of memory for n = %d", path, n);
+                goto out;
+            }
+            A = grown;
+        }
         if (r) {
             fail(err, errlen, "%s: line %ld: %s in matrix %c (row %zu, column %zu): '%s'", path, lx.tokline,
                  r == 1 ? "expected an integer" : "integer out of range", mat, row, col,
@@ -206,7 +226,6 @@ int caracal_qaplib_read(const char *path, caracal_qap_problem *pb, char *err, si
     rc = 0;
 out:
     free(A);
-    free(buf);
     return rc;
 }
 

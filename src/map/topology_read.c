@@ -21,6 +21,9 @@ static int bad(char *err, size_t errlen, const char *name, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    for (char *c = msg; *c; c++) /* one line: names and strings from the file may hold a newline */
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
     snprintf(err, errlen, "%s: %s", name, msg);
     return -1;
 }
@@ -43,6 +46,10 @@ static int levels(const char *name, const caracal_json *lv, caracal_topology *t,
     t->group = malloc(sizeof(int) * (size_t)n * (size_t)lv->count);
     int *map = malloc(sizeof(int) * (size_t)n);
     int rc = 0;
+    if (!t->group || !map) {
+        free(map);
+        return bad(err, errlen, name, "out of memory for %d ranks", n);
+    }
     for (int l = 0; l < lv->count && !rc; l++) {
         const caracal_json *o = &lv->items[l], *nm = caracal_json_get(o, "name"), *g = caracal_json_get(o, "group");
         if (!nm || nm->type != CARACAL_JSON_STRING || !nm->string[0] || strlen(nm->string) >= CARACAL_TOPOLOGY_NAME_MAX) {
@@ -103,11 +110,17 @@ static int matrix(const char *name, const caracal_json *m, caracal_topology *t, 
     int n = t->nranks;
     if (!m || m->type != CARACAL_JSON_ARRAY || m->count != n)
         return bad(err, errlen, name, "\"L\" must be a %d x %d array of latencies", n, n);
-    t->L = malloc(sizeof(double) * (size_t)n * (size_t)n);
+    /* the shape first: n rows of n before n^2 doubles are allocated (n may be 2^20) */
     for (int p = 0; p < n; p++) {
         const caracal_json *row = &m->items[p];
         if (row->type != CARACAL_JSON_ARRAY || row->count != n)
             return bad(err, errlen, name, "L[%d] must be an array of %d latencies", p, n);
+    }
+    t->L = malloc(sizeof(double) * (size_t)n * (size_t)n);
+    if (!t->L)
+        return bad(err, errlen, name, "out of memory for a %d x %d latency matrix", n, n);
+    for (int p = 0; p < n; p++) {
+        const caracal_json *row = &m->items[p];
         for (int q = 0; q < n; q++) {
             const caracal_json *x = &row->items[q];
             if (x->type != CARACAL_JSON_NUMBER || x->number < 0)

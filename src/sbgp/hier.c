@@ -161,6 +161,26 @@ static int add_level(caracal_hier *h, const char *kind, int *part, const long lo
     return 1;
 }
 
+static int cmp_ll(const void *a, const void *b)
+{
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return (x > y) - (x < y);
+}
+
+/* How many groups of topology level l the communicator's ranks (by world rank) fall in.
+ * Levels nest (topology_read.c checks it), so two levels with as many groups here
+ * partition the communicator alike. `scratch`: n entries. */
+static int distinct_groups(const caracal_topology *t, int l, const int *world, int n, long long *scratch)
+{
+    for (int i = 0; i < n; i++)
+        scratch[i] = caracal_topology_group(t, l, world[i]);
+    qsort(scratch, (size_t)n, sizeof *scratch, cmp_ll);
+    int count = n > 0;
+    for (int i = 1; i < n; i++)
+        count += scratch[i] != scratch[i - 1];
+    return count;
+}
+
 static caracal_hier *build(MPI_Comm comm)
 {
     static unsigned long serials;
@@ -197,6 +217,13 @@ static caracal_hier *build(MPI_Comm comm)
     const caracal_topology *topo = caracal_topology_get();
     if (topo) { /* CARACAL_TOPOLOGY: the levels of caracal nodemap's document, bottom to top */
         for (int l = 0; l < topo->nlevels && h->nlevels < CARACAL_MAX_LEVELS - 1; l++) {
+            /* A level that groups this communicator exactly as the next one does is that
+             * level: the upper name wins. nodemap writes a "socket" level even where every
+             * host has one socket (the hostnames give no socket level there), and only a
+             * level called "node" gets the shared-memory segment and node/... rules. */
+            if (l + 1 < topo->nlevels &&
+                distinct_groups(topo, l, world, n, key) == distinct_groups(topo, l + 1, world, n, key))
+                continue;
             for (int i = 0; i < n; i++)
                 key[i] = caracal_topology_group(topo, l, world[i]);
             add_level(h, topo->level_name[l], part, key);

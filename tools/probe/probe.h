@@ -24,6 +24,7 @@ struct probe_opts {
     const char *sync;       /* fence or lock (put, get) */
     int pairs;              /* multipair: number of pairs, 0 = all ranks */
     int streams;            /* tcp: sockets per message */
+    size_t stripe_min;      /* tcp: messages below this go over stream 0 only (0: stripe all) */
     const char *bind[PROBE_MAX_BIND];
     int nbind;
     int print_sizes;        /* print the size list and exit (no measurement) */

@@ -57,6 +57,7 @@ static void parse(int argc, char **argv, struct probe_opts *o)
         else if (!strcmp(a, "--sync")) { NEEDV(); o->sync = v; }
         else if (!strcmp(a, "--pairs")) { NEEDV(); o->pairs = (int)tool_parse_long(a, v, 1, 1 << 20); }
         else if (!strcmp(a, "--streams")) { NEEDV(); o->streams = (int)tool_parse_long(a, v, 1, 64); }
+        else if (!strcmp(a, "--stripe-min")) { NEEDV(); o->stripe_min = tool_parse_bytes(a, v); }
         else if (!strcmp(a, "--bind")) {
             NEEDV();
             if (o->nbind == PROBE_MAX_BIND)

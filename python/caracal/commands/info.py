@@ -7,7 +7,7 @@ import subprocess
 
 from .. import __version__, mpilibs, paths
 from ..errors import UsageError
-from ..launch import launcher_env, mpiexec_command
+from ..launch import launcher_env, mpiexec_command, testbed_command, testbed_env
 
 NAME = "info"
 HELP = "show Caracal's settings, its collective algorithms, and the hierarchy it builds"
@@ -32,6 +32,7 @@ them (node groups, leaders, whether shared memory was granted):
 
   caracal info --hierarchy -n 6 --node-size 4
   caracal info --hierarchy -n 4 --topology topo.json --mpi mpich
+  caracal info --hierarchy -n 8 --testbed tb --ppn 2   # on caracal testbed's emulated hosts
 """
 
 WHY_NATIVE = {
@@ -53,6 +54,9 @@ def add_arguments(p):
     p.add_argument("--mpi", choices=paths.BUILDS, help="which library's build to ask (default: the first built)")
     p.add_argument("--compiler", action="store_true",
                    help="print the C compiler command that builds a program for --mpi (its last line)")
+    p.add_argument("--testbed", metavar="NAME",
+                   help="for --hierarchy: launch on this caracal testbed's emulated hosts (needs root)")
+    p.add_argument("--ppn", type=int, metavar="P", help="with --testbed: ranks per host (default 1)")
 
 
 def _first_built(mpi):
@@ -85,7 +89,7 @@ def algorithms(mpi=None):
     return _run_info(mpi, "--algorithms")
 
 
-def hierarchy(nranks, node_size=None, topology=None, mpi=None, timeout=120):
+def hierarchy(nranks, node_size=None, topology=None, mpi=None, timeout=120, testbed=None, ppn=None):
     mpi, exe = _first_built(mpi)
     if nranks < 1:
         raise UsageError(f"-n must be at least 1, not {nranks}")
@@ -98,9 +102,24 @@ def hierarchy(nranks, node_size=None, topology=None, mpi=None, timeout=120):
         if not os.path.isfile(topology):
             raise UsageError(f"topology file not found: {topology}")
         env["CARACAL_TOPOLOGY"] = os.path.abspath(topology)
-    cmd = mpiexec_command(mpi, nranks, [str(exe), "--hierarchy"], env=env)
+    run_env = launcher_env()
+    if ppn is not None and not testbed:
+        raise UsageError("--ppn belongs to --testbed")
+    if testbed:
+        from .testbed import require_up
+        ppn = ppn or 1
+        if ppn < 1:
+            raise UsageError(f"--ppn must be at least 1, not {ppn}")
+        require_up(testbed, -(-nranks // ppn))
+        # caracal-info is linked with libcaracal: no preload (native); the testbed's own
+        # timeout ends the run first and cleans up inside
+        cmd = testbed_command(testbed, mpi, nranks, ppn, [str(exe), "--hierarchy"], env=env, timeout=timeout)
+        run_env = testbed_env()
+        timeout += 30
+    else:
+        cmd = mpiexec_command(mpi, nranks, [str(exe), "--hierarchy"], env=env)
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=launcher_env(), timeout=timeout)
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=run_env, timeout=timeout)
     except subprocess.TimeoutExpired:
         raise UsageError(f"the {nranks}-rank launch did not finish in {timeout} s")
     out = proc.stdout[proc.stdout.find("{"):] if "{" in proc.stdout else ""
@@ -189,8 +208,10 @@ def run(args):
         return 0
     if args.algorithms and args.hierarchy:
         raise UsageError("choose one of --algorithms and --hierarchy")
+    if (args.testbed or args.ppn is not None) and not args.hierarchy:
+        raise UsageError("--testbed and --ppn belong to --hierarchy")
     if args.hierarchy:
-        doc = hierarchy(args.n, args.node_size, args.topology, args.mpi)
+        doc = hierarchy(args.n, args.node_size, args.topology, args.mpi, testbed=args.testbed, ppn=args.ppn)
         print(json.dumps(doc, indent=2) if args.json else "", end="\n" if args.json else "")
         if not args.json:
             print_hierarchy(doc)

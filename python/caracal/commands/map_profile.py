@@ -170,6 +170,7 @@ def run(args, solver, time):
         print(f"  {label:<22} {c:.6g}{ratio}")
     print("mapping (rank -> topology location): " + " ".join(map(str, qap)))
     if args.out:
-        use = f"mpiexec.openmpi --rankfile {args.out}" if args.format == "openmpi" else f"mpiexec.mpich -f {args.out}"
-        print(f"written {args.out}; run with: {use} -n {n} ...")
+        use = (f"caracal run --rankfile {args.out} -- PROGRAM" if args.format == "openmpi"
+               else f"caracal run --mpi mpich --hostfile {args.out} -n {n} -- PROGRAM")
+        print(f"written {args.out}; run with: {use}")
     return 0

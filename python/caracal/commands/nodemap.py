@@ -5,7 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .. import launch, paths, topology
+from .. import frontend, launch, paths, topology
 from ..errors import UsageError
 
 NAME = "nodemap"
@@ -22,9 +22,13 @@ Where nothing can be measured, --static FILE turns a hand-written description
 
 Use the result with:  CARACAL_TOPOLOGY=TOPO.json caracal run ...
 
+On emulated hosts (caracal testbed, docs/testbed.md): --testbed NAME --ppn P runs
+the N ranks there, P per host in host order, as `caracal testbed run` places them.
+
 Examples:
   caracal nodemap -n 4 --out topo.json
   caracal nodemap -n 8 --mpi mpich --hostfile hosts --out topo.json
+  caracal nodemap --testbed tb -n 8 --ppn 2 --out topo.json
   caracal nodemap --static machine.json --out topo.json
 """
 
@@ -37,6 +41,10 @@ def add_arguments(p):
     p.add_argument("--static", metavar="FILE", help="no measuring: convert this hand-written topology")
     p.add_argument("--check", metavar="TOPO.json", help="check a topology file and print its summary")
     p.add_argument("--hostfile", metavar="FILE", help="hosts to run on (passed to mpiexec)")
+    p.add_argument("--testbed", metavar="NAME", help="run on this caracal testbed's emulated hosts (needs root)")
+    p.add_argument("--ppn", type=int, metavar="P", help="with --testbed: ranks per host (default 1)")
+    p.add_argument("--timeout", type=float, default=600, metavar="S",
+                   help="with --testbed: give up after S seconds (default 600)")
     p.add_argument("--reps", type=int, default=30, metavar="N", help="ping-pongs per measured pair (default 30)")
     p.add_argument("--ratio", type=float, default=4.0, metavar="R",
                    help="estimate rtt(p,q) ~ rtt(p,r) when rtt(p,r) >= R * rtt(r,q) (default 4)")
@@ -94,12 +102,19 @@ def run(args):
         return 0
 
     n = 2 if args.np is None else args.np
+    frontend.check_nranks(n, spread=bool(args.hostfile))  # -n 100000 on one machine never gets going
     if args.reps < 1:
         raise UsageError(f"--reps must be at least 1, not {args.reps}")
     if not args.ratio > 1 or not args.gap > 1:
         raise UsageError("--ratio and --gap must be greater than 1")
     if args.bw_size < 0:
         raise UsageError("--bw-size must not be negative")
+    if args.ppn is not None and not args.testbed:
+        raise UsageError("--ppn belongs to --testbed")
+    if args.testbed and args.hostfile:
+        raise UsageError("--testbed places the ranks itself: no --hostfile")
+    if args.testbed and (args.ppn or 1) < 1:
+        raise UsageError(f"--ppn must be at least 1, not {args.ppn}")
     extra = []
     if args.hostfile:
         if not Path(args.hostfile).is_file():
@@ -111,9 +126,17 @@ def run(args):
         prog.append("--no-prune")
     if out.exists():
         out.unlink()  # --force: an old file must not pass for the new one
-    cmd = launch.mpiexec_command(args.mpi, n, prog, extra=extra)
+    env = launch.launcher_env()
+    if args.testbed:
+        from .testbed import require_up
+        ppn = args.ppn or 1
+        require_up(args.testbed, -(-n // ppn))
+        cmd = launch.testbed_command(args.testbed, args.mpi, n, ppn, prog, timeout=args.timeout)
+        env = launch.testbed_env()
+    else:
+        cmd = launch.mpiexec_command(args.mpi, n, prog, extra=extra)
     sys.stdout.flush()
-    rc = subprocess.call(cmd, env=launch.launcher_env())
+    rc = subprocess.call(cmd, env=env)
     if rc != 0:
         print(f"caracal nodemap: caracal-nodemap failed (exit status {rc})", file=sys.stderr)
         return rc if rc == 2 else 1

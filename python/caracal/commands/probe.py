@@ -37,7 +37,14 @@ NetPIPE's default mode does; use it when comparing with NetPIPE.
 Raw TCP (no MPI on the data path): --transport tcp runs pingpong or stream over
 --streams K sockets, each message striped over all K; --bind ADDR (repeatable)
 puts stream i on address ADDR[i mod count], so one link and K bonded links can
-be compared. Both processes are started by mpiexec; MPI only exchanges ports.
+be compared; --bind IFACE (an interface name) means each process's own address
+on its interface of that name, for processes on different hosts. Both processes
+are started by mpiexec; MPI only exchanges addresses and ports.
+
+On emulated hosts (caracal testbed, docs/testbed.md): --testbed NAME runs the
+ranks there, --ppn per host (default 1: rank 0 on host0, rank 1 on host1), without
+libcaracal. With `testbed up --links K --rate R`, --transport tcp --streams K
+--bind cveth0 ... --bind cveth{K-1} stripes each message over K rate-limited links.
 
 Examples:
   caracal probe                                   # Open MPI pingpong, 1 B - 1 MiB
@@ -47,6 +54,7 @@ Examples:
   caracal probe --mode integrity --max 64M
   caracal probe -n 4 --mode multipair --window 32
   caracal probe --transport tcp --streams 2 --bind 127.0.0.1 --bind 127.0.0.2 --json tcp2.json
+  caracal probe --testbed tb --transport tcp --streams 2 --bind cveth0 --bind cveth1 --max 8M
   caracal report openmpi.json mpich.json --plots plots/   # overlay several runs
 """
 
@@ -71,7 +79,12 @@ def add_arguments(p):
     p.add_argument("--pairs", type=int, metavar="K", help="multipair: pairs (default all ranks)")
     p.add_argument("--transport", choices=("mpi", "tcp"), default="mpi", help="mpi (default) or raw tcp")
     p.add_argument("--streams", type=int, default=1, metavar="K", help="tcp: sockets per message (default 1)")
-    p.add_argument("--bind", action="append", default=[], metavar="ADDR", help="tcp: local IPv4 address per stream (repeatable)")
+    p.add_argument("--bind", action="append", default=[], metavar="ADDR",
+                   help="tcp: IPv4 address or interface name per stream (repeatable)")
+    p.add_argument("--stripe-min", default="0", metavar="BYTES",
+                   help="tcp: messages below BYTES go over the first stream only (default 0: stripe all)")
+    p.add_argument("--testbed", metavar="NAME", help="run on this caracal testbed's emulated hosts (needs root)")
+    p.add_argument("--ppn", type=int, metavar="P", help="with --testbed: ranks per host (default 1)")
     p.add_argument("--json", metavar="OUT.json", help="write the result document here")
     p.add_argument("--force", action="store_true", help="overwrite OUT.json")
     p.add_argument("--label", help="name of this run in reports (default: library, mode, options)")
@@ -87,6 +100,7 @@ def _positive(name, v, lo=1):
 def validate(args):
     args.min_b = parse_bytes("--min", args.min)
     args.max_b = parse_bytes("--max", args.max)
+    args.stripe_min_b = parse_bytes("--stripe-min", args.stripe_min)
     if args.min_b < 1:
         raise UsageError("--min must be at least 1 byte")
     if args.max_b < args.min_b:
@@ -110,8 +124,8 @@ def validate(args):
             raise UsageError(f"--transport tcp supports the pingpong and stream modes, not {args.mode}")
         if args.np != 2:
             raise UsageError("--transport tcp runs exactly 2 processes (-n 2)")
-    elif args.bind or args.streams != 1:
-        raise UsageError("--streams and --bind belong to --transport tcp")
+    elif args.bind or args.streams != 1 or args.stripe_min != "0":
+        raise UsageError("--streams, --stripe-min and --bind belong to --transport tcp")
     if args.mode == "multipair":
         pairs = args.pairs or args.np // 2
         if args.pairs is None and args.np % 2:
@@ -124,6 +138,12 @@ def validate(args):
         raise UsageError("--sync belongs to --mode put or get")
     if args.one_buffer and (args.mode != "pingpong" or args.nocache or args.transport != "mpi"):
         raise UsageError("--one-buffer belongs to --mode pingpong over MPI without --nocache")
+    if args.ppn is not None and not args.testbed:
+        raise UsageError("--ppn belongs to --testbed")
+    if args.testbed and args.transport == "tcp" and not args.bind:
+        raise UsageError("--testbed with --transport tcp needs --bind (an interface per stream, e.g. --bind cveth0)")
+    if args.testbed and args.ppn is not None and args.ppn < 1:
+        raise UsageError(f"--ppn must be at least 1, got {args.ppn}")
     check_output_path(args.json, args.force)
 
 
@@ -132,7 +152,7 @@ def probe_argv(args):
          "--max", str(args.max_b), "--per-octave", str(args.per_octave),
          "--perturb", str(0 if args.no_perturb else args.perturb), "--budget", repr(args.budget),
          "--trials", str(args.trials), "--min-reps", str(args.min_reps), "--window", str(args.window),
-         "--sync", args.sync, "--streams", str(args.streams)]
+         "--sync", args.sync, "--streams", str(args.streams), "--stripe-min", str(args.stripe_min_b)]
     if args.nocache:
         a.append("--nocache")
     if args.one_buffer:
@@ -188,14 +208,26 @@ def run(args):
         return 0
     # the test-only corruption hook (docs/probe-format.md) must reach the ranks
     hook = {k: os.environ[k] for k in ("CARACAL_PROBE_CORRUPT",) if os.environ.get(k)}
-    cmd = launch.mpiexec_command(args.mpi, args.np, argv, env=hook)
+    testbed_info = None
+    timeout = args.timeout
+    if args.testbed:
+        from .testbed import require_up
+        ppn = args.ppn or 1
+        st = require_up(args.testbed, -(-args.np // ppn))
+        testbed_info = {"name": args.testbed, "hosts": st["hosts"], "links": st["links"],
+                        "rate_bits": st["rate_bits"] or 0, "ppn": ppn}
+        cmd = launch.testbed_command(args.testbed, args.mpi, args.np, ppn, argv, env=hook, timeout=args.timeout)
+        env = launch.testbed_env()
+        timeout = args.timeout + 30   # the testbed's own timeout first: it cleans up inside
+    else:
+        cmd = launch.mpiexec_command(args.mpi, args.np, argv, env=hook)
     integrity = args.mode == "integrity"
     label = args.label or default_label(args)
     print(f"# caracal probe: {label}, {args.np} ranks, {args.min} - {args.max} bytes")
     print(header(integrity))
     try:
         res = run_jsonlines(cmd, env, "caracal-probe", label,
-                            lambda p: print(_row(p, integrity)), args.timeout)
+                            lambda p: print(_row(p, integrity)), timeout)
     except RuntimeError as e:
         print(f"caracal probe: {e}", file=sys.stderr)
         return 1
@@ -220,6 +252,9 @@ def run(args):
     if args.transport == "tcp":
         options["streams"] = args.streams
         options["bind"] = list(args.bind)
+        options["stripe_min"] = args.stripe_min_b
+    if testbed_info:
+        options["testbed"] = testbed_info
     doc = {"schema": "caracal.probe/1", "label": label, "created": now_iso(),
            "command": ["caracal"] + sys.argv[1:],
            "mode": args.mode, "transport": args.transport, "mpi": args.mpi,

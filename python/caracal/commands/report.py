@@ -41,6 +41,7 @@ def run(args):
         raise UsageError(f"--top must be at least 1, not {args.top}")
     profiles, others = [], []
     for path in args.files:
+        merge_leftover_pieces(path)
         doc = read_json(path)
         schema = schema_of(path, doc)
         if schema == PROFILE:
@@ -68,6 +69,24 @@ def run(args):
                              "caracal.probe_report, which this installation does not have") from None
         return probe_report.report(others, args) or 0
     return 0
+
+
+def merge_leftover_pieces(path) -> None:
+    """A job killed with its front end (a group kill, SIGKILL) leaves the ranks' pieces,
+    PATH.rank<N>.json, and no PATH: merge them into PATH (partial) as `caracal run` would."""
+    p = Path(path)
+    if p.exists():
+        return
+    from ..partial import finish_profile, leftover_pieces
+    n = len(leftover_pieces(p))
+    if not n:
+        return
+    if not os.access(p.resolve().parent, os.W_OK | os.X_OK):
+        raise UsageError(f"{path}: no such file, and its {n} per-rank pieces cannot be merged here "
+                         f"(directory not writable)")
+    if finish_profile(p) == "partial":
+        print(f"caracal report: {path} did not exist; merged {n} per-rank piece{'s' if n != 1 else ''} "
+              "left by an interrupted run into it (partial profile)", file=sys.stderr)
 
 
 def _plot_dir(d) -> Path:

@@ -427,7 +427,8 @@ def mpich_env(st: dict, run_dir: Optional[Path]) -> Dict[str, str]:
 
 
 def launch_command(mpi: str, st: dict, d: Path, nranks: int, ppn: int, argv: List[str],
-                   rank_env: Dict[str, str], yield_idle: bool, run_dir: Optional[Path] = None):
+                   rank_env: Dict[str, str], yield_idle: bool, run_dir: Optional[Path] = None,
+                   round_robin: bool = False):
     nhosts = math.ceil(nranks / ppn)
     names = [host_name(i) for i in range(nhosts)]
     ifaces = ",".join(st["interfaces"])
@@ -436,6 +437,7 @@ def launch_command(mpi: str, st: dict, d: Path, nranks: int, ppn: int, argv: Lis
     if mpi == "openmpi":
         hostfile.write_text("".join(f"{h} slots={ppn}\n" for h in names))
         cmd = ["mpiexec.openmpi", "--hostfile", str(hostfile), "--bind-to", "none",
+               *(["--map-by", "node"] if round_robin else []),
                "--mca", "plm_rsh_agent", agent,
                "--mca", "btl_tcp_if_include", ifaces, "--mca", "oob_tcp_if_include", st["interfaces"][0]]
         if yield_idle and "OMPI_MCA_mpi_yield_when_idle" not in rank_env:
@@ -444,7 +446,9 @@ def launch_command(mpi: str, st: dict, d: Path, nranks: int, ppn: int, argv: Lis
         for k, v in env.items():
             cmd += ["-x", f"{k}={v}"]
     else:
-        hostfile.write_text("".join(f"{h}:{ppn}\n" for h in names))
+        # hydra fills each host's count in turn and cycles through the file: with 1 per
+        # line, rank r lands on host r mod H
+        hostfile.write_text("".join(f"{h}:{1 if round_robin else ppn}\n" for h in names))
         cmd = ["mpiexec.mpich", "-f", str(hostfile), "-launcher", "ssh", "-launcher-exec", agent,
                "-iface", st["interfaces"][0]]
         env = {**mpich_env(st, run_dir), **rank_env}
@@ -481,7 +485,7 @@ def cmd_run(args) -> int:
         rank_env = {"LD_PRELOAD": ":".join(preload), **rank_env}
     yield_idle = not args.busy_poll and args.np > (os.cpu_count() or 1)
     cmd, hostfile = launch_command(args.mpi, st, d, args.np, args.ppn, [program, *args.args], rank_env, yield_idle,
-                                   run_dir)
+                                   run_dir, round_robin=args.round_robin)
     env = launch.launcher_env()
     env.pop("LD_PRELOAD", None)
     if args.verbose:
@@ -552,6 +556,8 @@ def add_arguments(p):
     run.add_argument("--no-finalize-fix", action="store_true",
                      help="MPICH: without the preload that keeps MPI_Finalize from hanging across hosts "
                           "(docs/testbed.md; to see the hang)")
+    run.add_argument("--round-robin", action="store_true",
+                     help="rank r on host r mod H (H = ceil(N/PPN)) instead of PPN consecutive ranks per host")
     run.add_argument("-v", "--verbose", action="store_true", help="print the launch command")
     run.add_argument("program", metavar="PROGRAM")
     run.add_argument("args", nargs=argparse_remainder(), metavar="ARGS")
@@ -565,6 +571,27 @@ def add_arguments(p):
     down = sub.add_parser("down", help="kill what runs inside, remove hosts, links, bridges and state")
     common(down)
     down.set_defaults(_action=cmd_down)
+
+
+def require_up(name: str, nhosts: int) -> dict:
+    """For the tools that run on a testbed (probe, nodemap, info --testbed): the state of
+    testbed ``name``, which must be up with at least ``nhosts`` hosts; else one line."""
+    testbed_name(argparse_namespace(name=name))
+    try:
+        check_possible()
+    except NotPossible as e:
+        raise UsageError(f"--testbed: {e}")
+    st = read_state(name)
+    if st is None or not healthy(name, st):
+        raise UsageError(f"testbed {name} is not up (run: caracal testbed up --name {name} --hosts H)")
+    if nhosts > st["hosts"]:
+        raise UsageError(f"needs {nhosts} hosts; testbed {name} has {st['hosts']}")
+    return st
+
+
+def argparse_namespace(**kw):
+    import argparse
+    return argparse.Namespace(**kw)
 
 
 def argparse_remainder():
