@@ -12,7 +12,7 @@ JOBS ?= 2
 export PYTHONPATH := $(CURDIR)/python$(if $(PYTHONPATH),:$(PYTHONPATH))
 CARACAL := .venv/bin/caracal
 
-.PHONY: all setup build build-openmpi build-mpich demo test test-c test-python bench clean help
+.PHONY: all setup build build-openmpi build-mpich demo test test-c test-python bench install dist clean help
 
 all: build
 
@@ -20,6 +20,8 @@ help:
 	@echo "make demo   install what is missing, build, profile examples/asp on 2 ranks, print the report"
 	@echo "make test   install what is missing, build for Open MPI and MPICH, run every test"
 	@echo "make build [MPI=openmpi|mpich]   build only (library in build/lib, programs in build/bin)"
+	@echo "make install PREFIX=DIR [MPI=...]   build, then install into DIR (docs/install.md)"
+	@echo "make dist   source tarball dist/caracal-VERSION.tar.gz"
 
 setup:
 	@bash scripts/setup.sh
@@ -50,6 +52,14 @@ test-python:
 bench: build-openmpi build-mpich
 	.venv/bin/python bench/profiler_overhead.py --mpi openmpi
 	.venv/bin/python bench/profiler_overhead.py --mpi mpich
+
+# One prefix per MPI library: make install PREFIX=/opt/caracal/openmpi; make install MPI=mpich PREFIX=...
+PREFIX ?= /usr/local
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+dist:
+	@bash scripts/dist.sh
 
 clean:
 	rm -rf build build-mpich build*.log
