@@ -97,7 +97,7 @@ def load_recipe(path: Path = RECIPE) -> Recorder:
     # cmake_args with a spec stand-in, once per MPI family
     class Dep:
         mpicc, mpifc = "/mpi/bin/mpicc", "/mpi/bin/mpif90"
-        prefix = "/dep"
+        prefix = types.SimpleNamespace(bin="/nonexistent/bin", lib="/nonexistent/lib")
         command = types.SimpleNamespace(path="/python/bin/python3")
 
     class Spec:

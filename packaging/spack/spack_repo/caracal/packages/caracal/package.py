@@ -2,6 +2,8 @@
 # was installed with a real Spack). tests/python/test_install.py checks offline that its
 # versions, variants and CMake options match the build (packaging/spack/check_recipe.py).
 
+import os
+
 from spack_repo.builtin.build_systems.cmake import CMakePackage
 
 from spack.package import *
@@ -32,16 +34,26 @@ class Caracal(CMakePackage):
     depends_on("mpi")
     depends_on("hwloc@2:")
 
+    @property
+    def mpi_family(self):
+        """Open MPI or an MPICH-ABI library (MPICH, MVAPICH, Intel MPI, Cray MPICH): decides the
+        launcher conventions of the tests and what `caracal run --mpi` expects."""
+        return "openmpi" if self.spec.satisfies("^openmpi") else "mpich"
+
+    def mpi_wrapper(self, name, default):
+        """The MPI provider's compiler wrapper. Debian installs Open MPI and MPICH side by side
+        in /usr, where mpicc is whichever the alternatives system chose: an external MPI there
+        has its own wrapper as mpicc.openmpi / mpicc.mpich."""
+        own = join_path(self.spec["mpi"].prefix.bin, f"{name}.{self.mpi_family}")
+        return own if os.path.exists(own) else default
+
     def cmake_args(self):
         mpi = self.spec["mpi"]
-        # Open MPI or an MPICH-ABI library (MPICH, MVAPICH, Intel MPI, Cray MPICH): decides the
-        # launcher conventions of the tests and what `caracal run --mpi` expects
-        family = "openmpi" if self.spec.satisfies("^openmpi") else "mpich"
         python = self.spec["python"].command.path
         return [
-            self.define("CARACAL_MPI", family),
-            self.define("CMAKE_C_COMPILER", mpi.mpicc),
-            self.define("CMAKE_Fortran_COMPILER", mpi.mpifc),
+            self.define("CARACAL_MPI", self.mpi_family),
+            self.define("CMAKE_C_COMPILER", self.mpi_wrapper("mpicc", mpi.mpicc)),
+            self.define("CMAKE_Fortran_COMPILER", self.mpi_wrapper("mpifort", mpi.mpifc)),
             self.define("Python3_EXECUTABLE", python),
             self.define("CARACAL_INSTALL_PYTHON", python),
             self.define_from_variant("CARACAL_INSTALL_CLI", "cli"),
