@@ -4,11 +4,11 @@ In a source tree (editable install, or PYTHONPATH=python) they are in the build 
 beside the package: the repository root is two levels above this file; ``CARACAL_ROOT``
 overrides it. An installed Caracal (cmake --install, make install PREFIX=..., Spack, a
 module) has them under its prefix: lib/, bin/ and share/caracal/install.json, which says
-which MPI library that build is for (one prefix, one library). The prefix is
-``CARACAL_PREFIX`` (set by the installed ``caracal`` command and by the modulefile), else the
-one whose ``bin/caracal-info`` is on PATH. An explicit ``CARACAL_PREFIX`` wins over a build
-directory of the source tree; the prefix found on PATH is used only where the source tree has
-no build for that library.
+which MPI library that build is for (one prefix, one library) and its version (which must be
+this package's). The prefix is ``CARACAL_PREFIX`` (set by the installed ``caracal`` command
+and by the modulefile), else the one whose ``bin/caracal-info`` is on PATH. An explicit
+``CARACAL_PREFIX`` wins over a build directory of the source tree; the prefix found on PATH
+is used only where the source tree has no build for that library.
 """
 import json
 import os
@@ -16,6 +16,7 @@ import shutil
 from pathlib import Path
 from typing import Optional
 
+from . import __version__
 from .errors import UsageError
 
 MPIS = ("openmpi", "mpich")
@@ -47,6 +48,10 @@ def installation() -> Optional[dict]:
                              f"(no readable {prefix / INSTALL_RECORD})") from None
         return None
     doc["prefix"] = prefix
+    if doc.get("version") != __version__:  # the CLI and the library must be one release
+        raise UsageError(f"the Caracal installed in {prefix} is version {doc.get('version')}, this caracal "
+                         f"command is {__version__}: run {prefix / doc['bindir'] / 'caracal'} instead, "
+                         f"or install the CLI of version {doc.get('version')}")
     return doc
 
 

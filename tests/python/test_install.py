@@ -171,6 +171,13 @@ def test_pip_installed_cli_uses_installed_prefix(venv, prefix, mpi, tmp_path):
         assert run.returncode == 0 and "sum 1 of 2" in run.stdout, run.stdout + run.stderr
         doc = json.loads(prof.read_text())  # written by the preloaded prefix library's profiler
         assert doc["schema"] == "caracal.profile/1" and doc["nranks"] == 2 and doc["caracal_version"] == VERSION
+    record = prefix / "share" / "caracal" / "install.json"
+    doc = json.loads(record.read_text())
+    record.write_text(json.dumps(dict(doc, version="0.0.1")))
+    old = subprocess.run([str(caracal), "run", "-n", "2", "--mpi", mpi, "--no-profile", "--", str(exe)],
+                         capture_output=True, text=True, env=by_var, cwd=tmp_path)
+    assert old.returncode == 2 and f"is version 0.0.1, this caracal command is {VERSION}" in old.stderr, old.stderr
+    record.write_text(json.dumps(doc))
     other = "mpich" if mpi == "openmpi" else "openmpi"
     wrong = subprocess.run([str(caracal), "run", "-n", "2", "--mpi", other, "--no-profile", "--", str(exe)],
                            capture_output=True, text=True, env=by_var, cwd=tmp_path)
