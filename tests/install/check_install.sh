@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installation tests (tests/install/CMakeLists.txt registers one ctest test per step):
-#   check_install.sh STEP BUILD_DIR SOURCE_DIR MPI MPICC MPIEXEC VERSION WORK
+#   check_install.sh STEP BUILD_DIR SOURCE_DIR MPI MPICC VERSION WORK MPIEXEC ENVFLAG [FLAG...]
+# (MPIEXEC ENVFLAG FLAG...: this build's launcher, its flag for a rank's variable, -x or -genv,
+# and its other flags, as CMake has them for ctest)
 # prefix        cmake --install BUILD_DIR --prefix WORK/prefix (what make install PREFIX= runs)
 # layout        the files, the version everywhere, tools and CLI run from the prefix alone
 # find_package  tests/install/downstream through find_package(Caracal), run under mpiexec
@@ -9,7 +11,9 @@
 # module        module use/load (Lmod or Environment Modules): PATH, MANPATH, pkg-config,
 #               CMAKE_PREFIX_PATH, the installed CLI running the program; unload undoes it
 set -euo pipefail
-step=$1 build=$2 src=$3 mpi=$4 mpicc=$5 mpiexec=$6 version=$7 work=$8
+step=$1 build=$2 src=$3 mpi=$4 mpicc=$5 version=$6 work=$7 mpiexec=$8 envflag=$9
+shift 9
+mpiexec_flags=("$@")
 prefix=$work/prefix
 unset PYTHONPATH CARACAL_ROOT CARACAL_PREFIX   # nothing from the source tree may help
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -23,13 +27,11 @@ run_mpi() {
   local np=$1; shift
   local envargs=()
   while [ "$1" != "--" ]; do
-    if [ "$mpi" = openmpi ]; then envargs+=(-x "$1"); else envargs+=(-genv "${1%%=*}" "${1#*=}"); fi
+    if [ "$envflag" = -x ]; then envargs+=(-x "$1"); else envargs+=("$envflag" "${1%%=*}" "${1#*=}"); fi
     shift
   done
   shift
-  local flags=()
-  [ "$mpi" = openmpi ] && flags=(--oversubscribe --bind-to none)
-  timeout 120 "$mpiexec" "${flags[@]}" -n "$np" "${envargs[@]}" "$@"
+  timeout 120 "$mpiexec" "${mpiexec_flags[@]}" -n "$np" "${envargs[@]}" "$@"
 }
 
 check_hello() {  # check_hello OUTPUT: rank 0's one line
