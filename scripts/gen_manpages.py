@@ -13,8 +13,6 @@ import os
 import sys
 from pathlib import Path
 
-os.environ["COLUMNS"] = "80"  # argparse wraps usage lines to the terminal: the same bytes everywhere
-
 from caracal import __version__
 from caracal.cli import build_parser
 
@@ -94,7 +92,15 @@ def page(words, parser, summary, pages, see_also) -> None:
 
 def all_pages() -> dict:
     pages = {}
-    page(["caracal"], build_parser(), "fast MPI communication on the machine you have", pages, [])
+    saved = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "80"  # argparse wraps usage lines to the terminal: the same bytes everywhere
+    try:
+        page(["caracal"], build_parser(), "fast MPI communication on the machine you have", pages, [])
+    finally:
+        if saved is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = saved
     return pages
 
 
