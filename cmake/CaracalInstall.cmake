@@ -19,7 +19,13 @@
 include(CMakePackageConfigHelpers)
 
 option(CARACAL_INSTALL_CLI "Install the caracal command-line interface (Python) and its man pages" ON)
-set(CARACAL_INSTALL_PYTHON "${Python3_EXECUTABLE}" CACHE FILEPATH
+# The interpreter itself, not a launcher shim (pyenv's) that picks one by directory
+execute_process(COMMAND ${Python3_EXECUTABLE} -c "import sys; print(sys.executable)"
+                OUTPUT_VARIABLE CARACAL_PYTHON_REAL OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(NOT CARACAL_PYTHON_REAL)
+  set(CARACAL_PYTHON_REAL "${Python3_EXECUTABLE}")
+endif()
+set(CARACAL_INSTALL_PYTHON "${CARACAL_PYTHON_REAL}" CACHE FILEPATH
     "Python interpreter the installed caracal command runs with")
 
 set(CARACAL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/Caracal)
@@ -94,6 +100,7 @@ install(FILES ${PROJECT_BINARY_DIR}/install/CaracalConfig.cmake
 # --- pkg-config ---------------------------------------------------------------------------------
 file(RELATIVE_PATH CARACAL_PC_TO_PREFIX ${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig
      ${CMAKE_INSTALL_PREFIX})
+string(REGEX REPLACE "/$" "" CARACAL_PC_TO_PREFIX "${CARACAL_PC_TO_PREFIX}")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/caracal.pc.in ${PROJECT_BINARY_DIR}/install/caracal.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/install/caracal.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 

@@ -105,7 +105,8 @@ pkgconfig)
   cp -a "$prefix" "$work/prefix-moved"
   export PKG_CONFIG_PATH=$work/prefix-moved/lib/pkgconfig
   flags=$(pkg-config --cflags --libs caracal)
-  grep -qF -- "-L$work/prefix-moved/lib" <<<"$flags" || fail "pkg-config gives paths outside the moved prefix: $flags"
+  expect_eq "$(realpath "$(pkg-config --variable=libdir caracal)")" "$work/prefix-moved/lib" "pkg-config libdir of the moved prefix"
+  expect_eq "$(realpath "$(pkg-config --variable=includedir caracal)")" "$work/prefix-moved/include" "pkg-config includedir of the moved prefix"
   expect_eq "$(pkg-config --variable=mpi caracal)" "$mpi" "pkg-config mpi variable"
   # shellcheck disable=SC2086
   "$mpicc" "$src/tests/install/downstream/hello_caracal.c" $flags -o "$work/hello_pc" || fail "mpicc with pkg-config flags"
