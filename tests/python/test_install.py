@@ -115,7 +115,8 @@ def test_spack_recipe_check_finds_mismatches(tmp_path, old, new, problem):
 def venv(tmp_path_factory):
     """A fresh venv with `pip install .` of a copy of this project (a copy: pip builds in the
     tree it is given, and build/ here is CMake's). --no-deps: numpy and matplotlib are for
-    `caracal report --plots` only, and nothing here needs them."""
+    `caracal report --plots` only, and nothing here needs them. The venv sees the system's
+    site-packages (for the build backend); no caracal is there (asserted below)."""
     base = tmp_path_factory.mktemp("pipinstall")
     src = base / "src"
     src.mkdir()
@@ -123,8 +124,13 @@ def venv(tmp_path_factory):
         shutil.copy(ROOT / f, src / f)
     shutil.copytree(ROOT / "python", src / "python", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     env = clean_env()
-    subprocess.run([sys.executable, "-m", "venv", str(base / "venv")], check=True, env=env, timeout=120)
-    pip = subprocess.run([str(base / "venv" / "bin" / "pip"), "install", "-q", "--no-deps", str(src)],
+    # Offline and quick: this interpreter's pip aimed at the venv (pip --python) instead of a
+    # second pip bootstrapped into it, and the build backend from the system's site-packages
+    # (Debian's setuptools and wheel) instead of one downloaded into an isolated build env.
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(base / "venv")],
+                   check=True, env=env, timeout=120)
+    pip = subprocess.run([sys.executable, "-m", "pip", "--python", str(base / "venv" / "bin" / "python"),
+                          "install", "-q", "--no-deps", "--no-build-isolation", "--no-index", str(src)],
                          capture_output=True, text=True, env=env, timeout=300)
     assert pip.returncode == 0, pip.stdout + pip.stderr
     return base / "venv"
