@@ -52,8 +52,9 @@ size_t caracal_coll_call_bytes(const caracal_coll_call *c, int n)
 int caracal_coll_call_empty(const caracal_coll_call *call, MPI_Comm comm)
 {
     int flags = caracal_family_flags(call->coll), n = 0;
-    if (call->coll == CARACAL_BARRIER || (flags & (CARACAL_FAM_NATIVE | CARACAL_FAM_VECTOR)))
-        return 0;
+    if (call->coll == CARACAL_BARRIER || (flags & (CARACAL_FAM_NATIVE | CARACAL_FAM_VECTOR)) ||
+        caracal_select_never(call->coll))
+        return 0; /* an all-native family: the library returns from an empty call as fast */
     /* every blocking call comes here: the byte count first (no communicator query: the
      * scalar-count families' bytes do not depend on its size), the checks only when empty */
     if (call->scount < 0 || call->rcount < 0 || caracal_coll_call_bytes(call, 0) != 0 || !caracal_coll_mode())
@@ -71,7 +72,7 @@ int caracal_coll_call_plan(const caracal_coll_call *call, MPI_Comm comm, int blo
     int flags = caracal_family_flags(call->coll), n = 0;
     plan->h = NULL;
     plan->alg = NULL;
-    if (flags & CARACAL_FAM_NATIVE)
+    if ((flags & CARACAL_FAM_NATIVE) || caracal_select_never(call->coll))
         return 0;
     if (comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &n) != MPI_SUCCESS)
         return 0;
@@ -110,10 +111,12 @@ int caracal_coll_call_finish(caracal_task *task, MPI_Request *request)
     return request ? caracal_request_start(task, request, NULL, NULL) : caracal_request_run(task, NULL, NULL);
 }
 
-int caracal_native_blocking_mode(void)
+int caracal_native_mode_ = -1;
+
+int caracal_native_blocking_mode_init(void)
 {
-    static int mode = -1;
-    if (mode < 0) {
+    int mode = -1;
+    {
         const char *v = caracal_setting_str(CARACAL_SET_NATIVE_BLOCKING);
         if (!strcmp(v, "drain") || !*v)
             mode = CARACAL_NATIVE_DRAIN;
@@ -126,7 +129,7 @@ int caracal_native_blocking_mode(void)
             mode = CARACAL_NATIVE_DRAIN;
         }
     }
-    return mode;
+    return caracal_native_mode_ = mode;
 }
 
 void caracal_before_native_collective(void)

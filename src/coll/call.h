@@ -101,7 +101,12 @@ void caracal_persist_finalize(void);
  *  default (drain) the rank first finishes what it has in flight. Use as the last statement
  *  of an entry point, the I-form writing to &native_req. docs/collectives.md "Progress". */
 enum { CARACAL_NATIVE_DRAIN, CARACAL_NATIVE_NONBLOCKING, CARACAL_NATIVE_OFF };
-int caracal_native_blocking_mode(void);
+extern int caracal_native_mode_; /* -1 until read */
+int caracal_native_blocking_mode_init(void);
+static inline int caracal_native_blocking_mode(void)
+{
+    return caracal_native_mode_ >= 0 ? caracal_native_mode_ : caracal_native_blocking_mode_init();
+}
 /** Progress Caracal's collectives in flight until none is left. */
 void caracal_progress_drain(void);
 /** Before a blocking collective of the library that Caracal does not run (the hierarchy's
@@ -117,7 +122,7 @@ int caracal_impl_MPI_Wait(MPI_Request *request, MPI_Status *status);
             return native_rc != MPI_SUCCESS ? native_rc                                        \
                                             : caracal_impl_MPI_Wait(&native_req, MPI_STATUS_IGNORE); \
         }                                                                                      \
-        if (native_mode == CARACAL_NATIVE_DRAIN)                                               \
+        if (native_mode == CARACAL_NATIVE_DRAIN && caracal_active_requests)                    \
             caracal_progress_drain();                                                          \
         return (call);                                                                         \
     } while (0)

@@ -63,6 +63,8 @@ static int applies(caracal_coll c, int blocking, MPI_Comm comm, int count, MPI_D
                    caracal_choice *choice, caracal_hier **h)
 {
     int typesize = 0;
+    if (caracal_select_never(c))
+        return 0; /* never set while CARACAL_LOG has algo, so nothing to log here */
     if (!enabled || count < 0 || dt == MPI_DATATYPE_NULL || op == MPI_OP_NULL)
         return caracal_coll_applies(c, blocking, MPI_COMM_NULL, 0, root, op, choice, h);
     if (count > 0 && PMPI_Type_size(dt, &typesize) != MPI_SUCCESS)
@@ -74,15 +76,18 @@ int caracal_coll_applies(caracal_coll c, int blocking, MPI_Comm comm, size_t byt
                          caracal_choice *choice, caracal_hier **h)
 {
     int inter = 1, size;
-    if (!enabled || comm == MPI_COMM_NULL)
+    if (!enabled || comm == MPI_COMM_NULL || caracal_select_never(c))
         goto native;
-    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+    if (PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
         goto native;
-    PMPI_Comm_size(comm, &size);
     if (root != MPI_PROC_NULL && (root < 0 || root >= size))
         goto native;
     if (!caracal_select(c, size, bytes, choice))
         goto native; /* before any hierarchy lookup: a native call pays no attribute access */
+    /* intercommunicators go native; asked only now, so that a native call does not pay it
+     * (the local group's size above only chose the rule) */
+    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+        goto native;
     if (blocking) {
         /* Building the hierarchy runs blocking PMPI collectives on comm, which do not progress
          * Caracal's nonblocking collectives in flight: a peer that waits for one of them before
@@ -207,8 +212,10 @@ int caracal_impl_MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) { return barr
 /* A blocking call of count 0 moves nothing on any rank (coll/call.h) */
 static int empty(caracal_coll c, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm)
 {
+    if (count != 0 || caracal_select_never(c))
+        return 0; /* an all-native family: the library returns from an empty call as fast */
     caracal_coll_call call = {.coll = c, .scount = count, .sdt = dt, .op = op, .root = root};
-    return count == 0 && caracal_coll_call_empty(&call, comm);
+    return caracal_coll_call_empty(&call, comm);
 }
 
 static int bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request *request)

@@ -31,13 +31,20 @@
  * branch's run (bcast 2-8 KiB up to 5 ranks, reduce 2-8 KiB from 6, allreduce 16-64 KiB).
  * Everything else goes native, so that no default is slower than the native library.
  * Edit here or override with CARACAL_<COLL> (same grammar, tried first). */
-/* Families added after the first four: native until measured (bench/coll) */
+/* Families added after the first four, from `caracal tune` on both libraries
+ * (bench/results/tune-families.md, tune-openmpi.md, tune-mpich.md, 2026-11-25): a Caracal
+ * algorithm is a default only where the same algorithm beat both libraries' defaults at 4
+ * and 8 ranks at every measured size of the range. That holds for reduce_scatter(_block)
+ * pairwise from 32 KiB per block (0.23-0.76x native, Open MPI and MPICH); nowhere at 2 ranks,
+ * where the steps programs' per-call cost loses to one native exchange. Everything else:
+ * native until measured faster (caracal tune writes the rules for a user's own machine). */
 #define NEW_FAMILY_DEFAULTS                                                                   \
     [CARACAL_ALLGATHER] = "native", [CARACAL_ALLGATHERV] = "native", [CARACAL_GATHER] = "native", \
     [CARACAL_GATHERV] = "native", [CARACAL_SCATTER] = "native", [CARACAL_SCATTERV] = "native",     \
-    [CARACAL_ALLTOALL] = "native", [CARACAL_ALLTOALLV] = "native", [CARACAL_REDUCE_SCATTER] = "native", \
-    [CARACAL_REDUCE_SCATTER_BLOCK] = "native", [CARACAL_SCAN] = "native", [CARACAL_EXSCAN] = "native", \
-    [CARACAL_ALLTOALLW] = "native"
+    [CARACAL_ALLTOALL] = "native", [CARACAL_ALLTOALLV] = "native",                                 \
+    [CARACAL_REDUCE_SCATTER] = "pairwise@32k-#3- native",                                        \
+    [CARACAL_REDUCE_SCATTER_BLOCK] = "pairwise@32k-#3- native", [CARACAL_SCAN] = "native",       \
+    [CARACAL_EXSCAN] = "native", [CARACAL_ALLTOALLW] = "native"
 #if defined(MPICH_VERSION)
 static const char *const defaults[CARACAL_NCOLL] = {
     [CARACAL_BARRIER]   = "shm#2 native",
@@ -246,6 +253,30 @@ static struct {
 } last[CARACAL_NCOLL];
 
 unsigned long caracal_select_generation = 1;
+
+/* Families whose comm rules can only answer native (every new family by default, and any
+ * family a tuned file leaves native): their calls skip the size and type queries and the
+ * rule walk, so going native through Caracal costs about a branch. */
+unsigned char caracal_select_native_only[CARACAL_NCOLL]; /* 0 until the rules are read */
+
+static void note_never(int c)
+{
+    caracal_select_native_only[c] = 0;
+    if (caracal_coll_mode() == 2) /* force: Caracal's default wherever the rules say native */
+        return;
+    if (caracal_log_enabled("algo")) /* the slow path logs "<family> native" for every call */
+        return;
+    for (int i = 0; i < nrules[c]; i++) {
+        const rule *r = &rules[c][i];
+        if (strcmp(r->kind, "comm"))
+            continue;
+        if (strcmp(r->alg.alg, "native"))
+            return;
+        if (r->blo <= 0 && r->bhi < 0 && r->nlo <= 0 && r->nhi < 0)
+            break; /* an unconditional native rule: nothing after it applies */
+    }
+    caracal_select_native_only[c] = 1;
+}
 static char *replaced[CARACAL_NCOLL]; /* caracal_set_rules: in place of CARACAL_<FAMILY> */
 
 static int build_family(int c, const char *file)
@@ -265,6 +296,7 @@ static int build_family(int c, const char *file)
     parse_into(c, caracal_rules_file_text(c), forigin);
     imply_schedule(c, first, forigin);
     parse_into(c, defaults[c], "built-in selection");
+    note_never(c);
     return refused;
 }
 

@@ -42,6 +42,10 @@ extern const char *const caracal_coll_names[CARACAL_NCOLL];
 
 /** The comm rule for a call: fills choice; returns 0 if the native library should run it. */
 int caracal_select(caracal_coll coll, int comm_size, size_t bytes, caracal_choice *choice);
+/** Nonzero when no call of the family can select a Caracal algorithm (every comm rule that
+ *  could match says native and CARACAL_COLL is not force): callers go native at once. */
+extern unsigned char caracal_select_native_only[CARACAL_NCOLL];
+static inline int caracal_select_never(caracal_coll coll) { return caracal_select_native_only[coll]; }
 /** The primitive for one level (kind "node", "top", ...) of group size n. */
 caracal_alg caracal_select_level(const caracal_choice *choice, const char *kind, int n);
 /** Parse and check every rule set once (warns about malformed rules). */

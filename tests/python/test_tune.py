@@ -61,3 +61,45 @@ def test_tune_bad_input(cli, tmp_path):
         p = cli("tune", "--out", tmp_path / "bad", *args)
         assert p.returncode == 2 and msg in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
     assert not (tmp_path / "bad" / "tune-state.json").exists()
+
+
+def test_tune_verify_remeasures_every_cell(cli, tmp_path):
+    mpi = "openmpi"
+    missing = cli("tune", "--verify", "--out", tmp_path / "none")
+    assert missing.returncode == 2 and "no finished tune run" in missing.stderr
+    tune(cli, tmp_path, mpi, "--no-native-algorithms")
+    out = tmp_path / "t"
+    ver = cli("tune", "--verify", "--out", out, "--reps", "3", check=True, timeout=600)
+    doc = json.loads((out / "verify.json").read_text())
+    tuned = json.loads((out / "tune.json").read_text())
+    # every tuned cell re-measured once, both sides timed, the ratio and the summary agree
+    assert {(r["coll"], r["ranks"], r["bytes"]) for r in doc["rows"]} == \
+        {(r["coll"], r["ranks"], r["bytes"]) for r in tuned["rows"]}
+    for r in doc["rows"]:
+        assert r["native_us"] > 0 and r["tuned_us"] > 0
+        assert abs(r["ratio"] - r["tuned_us"] / r["native_us"]) < 0.01
+        assert r["chosen"] == next(t["winner"] for t in tuned["rows"]
+                                   if (t["coll"], t["ranks"], t["bytes"]) == (r["coll"], r["ranks"], r["bytes"]))
+    s = doc["summary"]
+    assert s["cells"] == 3 and s["at_most_1"] == sum(r["ratio"] <= 1.0 for r in doc["rows"])
+    assert f"{s['at_most_1']} of 3 cells" in ver.stdout and (out / "verify.md").exists()
+
+
+def test_sizeless_families_get_one_rule_per_rank_count():
+    """gatherv/scatterv/alltoallv: Caracal's selection sees 0 bytes for every call of theirs, so
+    tune must not write byte ranges for them: one choice per rank count, never much worse than
+    native at any size (a real bug: alltoallv's 0-byte winner ran at every size)."""
+    from caracal.commands.tune import one_rule_per_size, rules_text
+
+    def row(coll, n, b, native, **cands):
+        return {"coll": coll, "ranks": n, "bytes": b, "winner": "native", "native_alg": None,
+                "all": {"native": native, **cands}}
+    rows = [row("alltoallv", 4, 0, 1.0, pairwise=0.1, hier=0.9),      # pairwise wins big at 0 B...
+            row("alltoallv", 4, 64, 1.0, pairwise=2.0, hier=0.8),     # ...and loses 2x at 64 B
+            row("alltoallv", 4, 4096, 1.0, pairwise=0.5, hier=0.9),
+            row("gatherv", 2, 0, 1.0, linear=1.2), row("gatherv", 2, 8, 1.0, linear=0.5)]
+    one_rule_per_size(rows)
+    assert {r["winner"] for r in rows if r["coll"] == "alltoallv"} == {"hier"}  # never above 1.05x
+    assert {r["winner"] for r in rows if r["coll"] == "gatherv"} == {"native"}  # linear is 1.2x at 0 B
+    text = rules_text(rows, {"machine": {}, "config": {"mpi": "openmpi", "np": [2, 4], "sizes": [0]}})
+    assert "alltoallv = hier#4" in text and "gatherv = native#2" in text and "@" not in text

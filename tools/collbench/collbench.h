@@ -14,6 +14,9 @@ struct coll_op {
     void (*run)(void *sbuf, void *rbuf, size_t bytes, int root, MPI_Comm comm);
 };
 
+/** Nonzero: the table's functions call PMPI_* (the library alone) instead of MPI_*. */
+extern int collbench_pmpi;
+
 const struct coll_op *collbench_find(const char *name);
 const char *collbench_names(void);
 /** The i-th collective of the table (NULL past the end). */

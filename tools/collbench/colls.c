@@ -1,8 +1,13 @@
-/* The collectives collbench can time. Each calls the plain MPI_* function. */
+/* The collectives collbench can time. Each calls the plain MPI_* function (Caracal's entry
+ * when libcaracal is linked or preloaded), or the library's PMPI_* one when collbench_pmpi is
+ * set: the native library with nothing of Caracal in the way, the baseline users compare with. */
 #include "collbench.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+int collbench_pmpi;
+#define CALL(f) (collbench_pmpi ? PMPI_##f : MPI_##f)
 
 static size_t as_doubles(size_t req) { return req < 8 ? 8 : req / 8 * 8; }
 static size_t as_bytes(size_t req) { return req; }
@@ -11,36 +16,36 @@ static size_t none(size_t req) { (void)req; return 0; }
 static void barrier(void *s, void *r, size_t n, int root, MPI_Comm c)
 {
     (void)s; (void)r; (void)n; (void)root;
-    MPI_Barrier(c);
+    CALL(Barrier)(c);
 }
 
 static void bcast(void *s, void *r, size_t n, int root, MPI_Comm c)
 {
     (void)r;
-    MPI_Bcast(s, (int)n, MPI_BYTE, root, c);
+    CALL(Bcast)(s, (int)n, MPI_BYTE, root, c);
 }
 
 static void reduce(void *s, void *r, size_t n, int root, MPI_Comm c)
 {
-    MPI_Reduce(s, r, (int)(n / 8), MPI_DOUBLE, MPI_SUM, root, c);
+    CALL(Reduce)(s, r, (int)(n / 8), MPI_DOUBLE, MPI_SUM, root, c);
 }
 
 static void allreduce(void *s, void *r, size_t n, int root, MPI_Comm c)
 {
     (void)root;
-    MPI_Allreduce(s, r, (int)(n / 8), MPI_DOUBLE, MPI_SUM, c);
+    CALL(Allreduce)(s, r, (int)(n / 8), MPI_DOUBLE, MPI_SUM, c);
 }
 
 static void allgather(void *s, void *r, size_t n, int root, MPI_Comm c)
 {
     (void)root;
-    MPI_Allgather(s, (int)n, MPI_BYTE, r, (int)n, MPI_BYTE, c);
+    CALL(Allgather)(s, (int)n, MPI_BYTE, r, (int)n, MPI_BYTE, c);
 }
 
 static void alltoall(void *s, void *r, size_t n, int root, MPI_Comm c)
 {
     (void)root;
-    MPI_Alltoall(s, (int)n, MPI_BYTE, r, (int)n, MPI_BYTE, c);
+    CALL(Alltoall)(s, (int)n, MPI_BYTE, r, (int)n, MPI_BYTE, c);
 }
 
 /* v-variants with every rank's block the same size n: the arrays Caracal and the library see
@@ -49,7 +54,7 @@ static int *uniform(size_t n, MPI_Comm c, int displs)
 {
     static int *counts, *offsets, cap;
     int size;
-    MPI_Comm_size(c, &size);
+    PMPI_Comm_size(c, &size);
     if (size > cap) {
         free(counts);
         free(offsets);
@@ -67,59 +72,59 @@ static int *uniform(size_t n, MPI_Comm c, int displs)
 static void allgatherv(void *s, void *r, size_t n, int root, MPI_Comm c)
 {
     (void)root;
-    MPI_Allgatherv(s, (int)n, MPI_BYTE, r, uniform(n, c, 0), uniform(n, c, 1), MPI_BYTE, c);
+    CALL(Allgatherv)(s, (int)n, MPI_BYTE, r, uniform(n, c, 0), uniform(n, c, 1), MPI_BYTE, c);
 }
 
 static void gather(void *s, void *r, size_t n, int root, MPI_Comm c)
 {
-    MPI_Gather(s, (int)n, MPI_BYTE, r, (int)n, MPI_BYTE, root, c);
+    CALL(Gather)(s, (int)n, MPI_BYTE, r, (int)n, MPI_BYTE, root, c);
 }
 
 static void gatherv(void *s, void *r, size_t n, int root, MPI_Comm c)
 {
-    MPI_Gatherv(s, (int)n, MPI_BYTE, r, uniform(n, c, 0), uniform(n, c, 1), MPI_BYTE, root, c);
+    CALL(Gatherv)(s, (int)n, MPI_BYTE, r, uniform(n, c, 0), uniform(n, c, 1), MPI_BYTE, root, c);
 }
 
 static void scatter(void *s, void *r, size_t n, int root, MPI_Comm c)
 {
-    MPI_Scatter(s, (int)n, MPI_BYTE, r, (int)n, MPI_BYTE, root, c);
+    CALL(Scatter)(s, (int)n, MPI_BYTE, r, (int)n, MPI_BYTE, root, c);
 }
 
 static void scatterv(void *s, void *r, size_t n, int root, MPI_Comm c)
 {
-    MPI_Scatterv(s, uniform(n, c, 0), uniform(n, c, 1), MPI_BYTE, r, (int)n, MPI_BYTE, root, c);
+    CALL(Scatterv)(s, uniform(n, c, 0), uniform(n, c, 1), MPI_BYTE, r, (int)n, MPI_BYTE, root, c);
 }
 
 static void alltoallv(void *s, void *r, size_t n, int root, MPI_Comm c)
 {
     (void)root;
     int *counts = uniform(n, c, 0), *displs = uniform(n, c, 1);
-    MPI_Alltoallv(s, counts, displs, MPI_BYTE, r, counts, displs, MPI_BYTE, c);
+    CALL(Alltoallv)(s, counts, displs, MPI_BYTE, r, counts, displs, MPI_BYTE, c);
 }
 
 /* reduce_scatter(_block): n bytes of doubles per rank's block, as for allgather */
 static void reduce_scatter(void *s, void *r, size_t n, int root, MPI_Comm c)
 {
     (void)root;
-    MPI_Reduce_scatter(s, r, uniform(n / 8, c, 0), MPI_DOUBLE, MPI_SUM, c);
+    CALL(Reduce_scatter)(s, r, uniform(n / 8, c, 0), MPI_DOUBLE, MPI_SUM, c);
 }
 
 static void reduce_scatter_block(void *s, void *r, size_t n, int root, MPI_Comm c)
 {
     (void)root;
-    MPI_Reduce_scatter_block(s, r, (int)(n / 8), MPI_DOUBLE, MPI_SUM, c);
+    CALL(Reduce_scatter_block)(s, r, (int)(n / 8), MPI_DOUBLE, MPI_SUM, c);
 }
 
 static void scan(void *s, void *r, size_t n, int root, MPI_Comm c)
 {
     (void)root;
-    MPI_Scan(s, r, (int)(n / 8), MPI_DOUBLE, MPI_SUM, c);
+    CALL(Scan)(s, r, (int)(n / 8), MPI_DOUBLE, MPI_SUM, c);
 }
 
 static void exscan(void *s, void *r, size_t n, int root, MPI_Comm c)
 {
     (void)root;
-    MPI_Exscan(s, r, (int)(n / 8), MPI_DOUBLE, MPI_SUM, c);
+    CALL(Exscan)(s, r, (int)(n / 8), MPI_DOUBLE, MPI_SUM, c);
 }
 
 static const struct coll_op ops[] = {

@@ -5,7 +5,8 @@
  * Linked with libcaracal, so MPI_<coll> is Caracal's entry point; between measurements
  * every rank switches the family's rules with caracal_set_rules() to one candidate (`native`
  * is the library's algorithm as the launch configured it, reached through Caracal's entry
- * like any native-selected call). All candidates of a size are timed in the same launch,
+ * like any native-selected call; `pmpi` calls the library's PMPI_* entry directly, nothing of
+ * Caracal in the way: the baseline of `caracal tune --verify`). All candidates of a size are timed in the same launch,
  * interleaved: each repetition visits them in a fresh random order (the same on every rank,
  * from the seed), so drift and the VM's speed modes hit them alike.
  *
@@ -94,6 +95,14 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* switch to candidate c: pmpi bypasses Caracal, anything else is a rule of the family */
+static void use(const struct opts *o, int c)
+{
+    collbench_pmpi = !strcmp(o->cands[c], "pmpi");
+    if (!collbench_pmpi)
+        caracal_set_rules(o->coll, o->cands[c]);
+}
+
 static double quantile(const double *s, int n, double q)
 {
     double pos = q * (n - 1);
@@ -123,7 +132,7 @@ int main(int argc, char **argv)
     struct opts o;
     parse(argc, argv, &o);
     for (int c = 0; c < o.ncands; c++) /* every candidate must be a rule the selection takes */
-        if (caracal_set_rules(o.coll, o.cands[c]) != 0)
+        if (strcmp(o.cands[c], "pmpi") && caracal_set_rules(o.coll, o.cands[c]) != 0)
             tool_usage_error("'%s' is not a rule of %s's selection (see caracal info --algorithms)", o.cands[c], o.coll);
     size_t maxb = 8;
     for (int i = 0; i < o.nsizes; i++)
@@ -145,10 +154,10 @@ int main(int argc, char **argv)
         /* warm up every candidate (builds hierarchies and segments), then calibrate on the
          * first; rank 0's count for everyone */
         for (int c = 0; c < o.ncands; c++) {
-            caracal_set_rules(o.coll, o.cands[c]);
+            use(&o, c);
             time_calls(&o, sbuf, rbuf, n, 2);
         }
-        caracal_set_rules(o.coll, o.cands[0]);
+        use(&o, 0);
         double one = time_calls(&o, sbuf, rbuf, n, 3);
         int iters = one > 0 ? (int)(o.target_s / one) : 1000;
         iters = iters < 1 ? 1 : iters > 1000 ? 1000 : iters;
@@ -163,7 +172,7 @@ int main(int argc, char **argv)
             }
             for (int k = 0; k < o.ncands; k++) {
                 int c = order[k];
-                caracal_set_rules(o.coll, o.cands[c]);
+                use(&o, c);
                 t[c * o.reps + rep] = time_calls(&o, sbuf, rbuf, n, iters);
             }
         }

@@ -49,16 +49,24 @@ size up to the next.
 --budget bounds the whole run (e.g. 20m, 1h): launches that would not fit are left
 for a later `caracal tune --resume` with the same --out.
 
+--verify re-measures what an earlier run in DIR wrote, in new launches: per (ranks,
+collective) the library alone (PMPI_*, nothing of Caracal in the way) against Caracal
+with the written rules, both with the native tuning file in effect, interleaved; it
+writes DIR/verify.md and DIR/verify.json (ratio = tuned Caracal / native per cell).
+
 Examples:
   caracal tune -n 2,4 --out tune-here
   caracal tune -n 4 --colls bcast,allreduce --sizes 8,1K,64K,1M --budget 5m
   caracal tune --resume --out tune-here
+  caracal tune --verify --out tune-here --reps 21
+  caracal testbed up --hosts 2 && caracal tune -n 4 --testbed default --ppn 2 --out tune-2x2
   CARACAL_RULES=tune-here/caracal-rules.conf caracal run -n 4 -- ./app
 """
 
 
 def add_arguments(p):
-    p.add_argument("-n", "--np", default="2", metavar="N[,N...]", help="rank counts to tune for (default 2)")
+    p.add_argument("-n", "--np", default=None, metavar="N[,N...]",
+                   help="rank counts to tune for (default 2; with --verify: a subset of the run's, default all)")
     p.add_argument("--mpi", choices=paths.MPIS, default="openmpi", help="MPI library (default openmpi)")
     p.add_argument("--colls", default="all", metavar="LIST",
                    help="collectives, comma-separated (default: every family with Caracal algorithms)")
@@ -68,10 +76,15 @@ def add_arguments(p):
     p.add_argument("--budget", default="20m", metavar="T", help="time limit of the whole run: 90s, 20m, 1h (default 20m)")
     p.add_argument("--node-size", type=int, default=0, metavar="K",
                    help="treat every K consecutive ranks as a host (CARACAL_NODE_SIZE), as for a launch on several hosts")
+    p.add_argument("--testbed", metavar="NAME",
+                   help="launch on the emulated hosts of `caracal testbed up --name NAME` (with --ppn)")
+    p.add_argument("--ppn", type=int, default=0, metavar="P", help="with --testbed: ranks per host")
     p.add_argument("--out", default="caracal-tune", metavar="DIR", help="output directory (default caracal-tune)")
     p.add_argument("--resume", action="store_true", help="continue the run recorded in DIR")
     p.add_argument("--force", action="store_true", help="start over even if DIR holds an earlier run")
     p.add_argument("--timeout", type=float, default=600, metavar="S", help="give up on a launch after S seconds")
+    p.add_argument("--verify", action="store_true",
+                   help="re-measure the selection an earlier run wrote in DIR against the library alone")
     p.add_argument("--no-native-algorithms", dest="native_algs", action="store_false",
                    help="measure only the native library's default choice, not each of its algorithms")
 
@@ -90,6 +103,7 @@ def parse_budget(text):
 
 
 def validate(args):
+    args.np = args.np or "2"
     try:
         args.np_list = sorted({int(x) for x in args.np.split(",") if x.strip()})
     except ValueError:
@@ -106,6 +120,12 @@ def validate(args):
         raise UsageError("--reps must be at least 3 (medians and quartiles)")
     if args.node_size < 0:
         raise UsageError("--node-size cannot be negative")
+    if args.testbed and args.ppn < 1:
+        raise UsageError("--testbed needs --ppn P (ranks per emulated host)")
+    if args.ppn and not args.testbed:
+        raise UsageError("--ppn goes with --testbed")
+    if args.testbed and args.node_size:
+        raise UsageError("--node-size and --testbed exclude each other (the testbed's hosts are real to MPI)")
     args.budget_s = parse_budget(args.budget)
 
 
@@ -167,15 +187,26 @@ def load_state(args, config):
             raise UsageError(f"--resume: {path} was a run with other settings (-n, --mpi, --sizes, --reps, "
                              "--node-size, --colls); repeat them, or start over with --force")
         return state
-    return {"config": config, "machine": machine(), "started": now_iso(), "done": {}}
+    return {"config": config, "machine": dict(machine(), load=round(os.getloadavg()[0], 2)), "started": now_iso(),
+            "done": {}}
 
 
 def run_launch(args, np, coll, cands, env):
     exe = paths.program(args.mpi, "caracal-tune-bench")
     argv = [str(exe), coll, "--sizes", ",".join(map(str, args.size_list if coll != "barrier" else [0])),
             "--cands", ",".join(cands), "--reps", str(args.reps)]
-    cmd = launch.mpiexec_command(args.mpi, np, argv, env=env)
     import subprocess
+    if getattr(args, "testbed", None):
+        # through `caracal testbed run`: hostfile, launcher agent, yielding and MPICH's finalize fix
+        # as every testbed run has them; the driver links libcaracal itself (--native: no preload)
+        cmd = [sys.executable, "-m", "caracal", "testbed", "run", "--name", args.testbed, "-n", str(np),
+               "--ppn", str(args.ppn), "--mpi", args.mpi, "--native", "--timeout", str(args.timeout)]
+        for k, v in env.items():
+            if k != "LD_PRELOAD":
+                cmd += ["--env", f"{k}={v}"]
+        cmd += ["--", *argv]
+    else:
+        cmd = launch.mpiexec_command(args.mpi, np, argv, env=env)
     try:
         proc = subprocess.run(cmd, env=launch.launcher_env(), capture_output=True, text=True, timeout=args.timeout)
     except subprocess.TimeoutExpired:
@@ -255,7 +286,42 @@ def analyse(state):
                     row["native_alg_us"] = round(t, 4)
             rows.append(row)
     rows.sort(key=lambda r: (r["coll"], r["ranks"], r["bytes"]))
+    one_rule_per_size(rows)
     return rows
+
+
+# Families whose selection cannot see the message size: a rank of gatherv, scatterv or
+# alltoallv knows only its own counts, so Caracal's selection works with 0 bytes for every
+# call of theirs (coll/call.h, caracal_coll_call_bytes) and a rule with a byte range would
+# apply to every size or to none. They get one choice per rank count.
+SIZELESS = ("gatherv", "scatterv", "alltoallv")
+SIZELESS_WORST = 1.05  # a single rule may not be slower than native at any measured size by more
+
+
+def one_rule_per_size(rows):
+    """For SIZELESS families: per rank count, the candidate with the lowest geometric mean of
+    its median over native's across the sizes, provided it is never above SIZELESS_WORST and
+    the mean beats native by the margin; else native. Every row of the group gets it."""
+    groups = {}
+    for r in rows:
+        if r["coll"] in SIZELESS:
+            groups.setdefault((r["coll"], r["ranks"]), []).append(r)
+    for rs in groups.values():
+        best, best_mean = "native", 1.0
+        for cand in rs[0]["all"]:
+            if cand == "native" or any(cand not in r["all"] or r["all"]["native"] <= 0 for r in rs):
+                continue
+            ratios = [max(r["all"][cand], 1e-9) / r["all"]["native"] for r in rs]
+            mean = statistics.geometric_mean(ratios)
+            if max(ratios) <= SIZELESS_WORST and mean < best_mean:
+                best, best_mean = cand, mean
+        winner = best if best_mean < 1 - MARGIN else "native"
+        for r in rs:
+            r["winner"] = winner
+            r["sizeless"] = True
+            if winner != "native":  # one Caracal rule covers every size: no native cells under it
+                r["native_alg"] = None
+                r.pop("native_alg_us", None)
 
 
 def rules_text(rows, state):
@@ -295,7 +361,8 @@ def _fmt_bytes(b):
 
 def table(rows, state, skipped):
     out = [f"# caracal tune: {state['config']['mpi']} on {state['machine'].get('hostname', '?')}", "",
-           f"Started {state['started']}; load average at the end {os.getloadavg()[0]:.2f} "
+           f"Started {state['started']}; load average at the start "
+           f"{state['machine'].get('load', '?')}, at the end {os.getloadavg()[0]:.2f} "
            f"({os.cpu_count()} cores). Median per call (us), back to back, slowest rank; "
            f"[p25-p75]; ratio = best Caracal / native (below 1: Caracal faster).", ""]
     if skipped:
@@ -312,21 +379,140 @@ def table(rows, state, skipped):
                    f"[{r['best_p25_us']:.2f}-{r['best_p75_us']:.2f}] | {r['ratio']:.2f} | {chosen} |")
     won = sum(1 for r in rows if r["winner"] != "native")
     out += ["", f"{won} of {len(rows)} cells go to a Caracal algorithm; the rest stay native."]
+    if any(r.get("sizeless") for r in rows):
+        out += ["", f"{', '.join(SIZELESS)}: a rank knows only its own counts, so Caracal's selection cannot "
+                f"tell their message sizes apart; `chosen` is one algorithm per rank count (the lowest geometric "
+                f"mean over native across the sizes, never above {SIZELESS_WORST}x native at any size, else "
+                f"native), not the best per cell."]
     return "\n".join(out) + "\n"
 
 
+def _read_rules(path):
+    """{family: rules} from a rules file written by tune (`family = rules` lines)."""
+    out = {}
+    for line in path.read_text().splitlines():
+        line = line.split("#", 1)[0] if line.lstrip().startswith("#") else line
+        if "=" in line:
+            fam, rules = line.split("=", 1)
+            out[fam.strip()] = rules.strip()
+    return out
+
+
+def verify(args):
+    """Re-measure DIR's selection: PMPI alone vs Caracal with the written rules, per cell."""
+    out = Path(args.out)
+    try:
+        doc = json.loads((out / "tune.json").read_text())
+        config, tuned_rows = doc["config"], doc["rows"]
+        rules = _read_rules(out / "caracal-rules.conf")
+    except (OSError, ValueError, KeyError) as e:
+        raise UsageError(f"--verify: no finished tune run in {out} ({e}); run caracal tune --out {out} first")
+    if args.reps < 3:
+        raise UsageError("--reps must be at least 3 (medians and quartiles)")
+    args.mpi, args.size_list = config["mpi"], config["sizes"]
+    args.testbed, args.ppn = config.get("testbed"), config.get("ppn", 0)
+    env = {"LD_PRELOAD": "", "CARACAL_RULES": "none"}
+    if config.get("node_size"):
+        env["CARACAL_NODE_SIZE"] = str(config["node_size"])
+    native = _native_module()
+    nfile = out / ("native-openmpi.rules" if args.mpi == "openmpi" else "native-mpich.json")
+    if native and nfile.exists():
+        env.update(native.pass_env(args.mpi, str(nfile)))
+    chosen = {(r["ranks"], r["coll"], r["bytes"]): (f"native {r['native_alg']}" if r.get("native_alg")
+                                                   else r["winner"]) for r in tuned_rows}
+    wanted = config["np"]
+    if args.np:
+        try:
+            wanted = [n for n in config["np"] if n in {int(x) for x in args.np.split(",") if x.strip()}]
+        except ValueError:
+            raise UsageError(f"-n: '{args.np}' is not a list of rank counts")
+        if not wanted:
+            raise UsageError(f"-n {args.np}: the run in {out} measured {config['np']}")
+    jobs = [(np_, coll) for np_ in wanted for coll in sorted(rules)
+            if any(k[0] == np_ and k[1] == coll for k in chosen)]
+    print(f"# caracal tune --verify: {args.mpi}, {len(jobs)} launches, {args.reps} repetitions, "
+          f"native file: {nfile.name if nfile.exists() else 'none'}")
+    load0 = os.getloadavg()[0]
+    bar = ProgressBar(len(jobs), "verify")
+    rows, failed = [], []
+    for np_, coll in jobs:
+        bar.draw()
+        try:
+            cells = run_launch(args, np_, coll, ["pmpi", rules[coll]], env)
+        except RuntimeError as e:
+            failed.append(str(e))
+            bar.step()
+            continue
+        by = {}
+        for c in cells:
+            by.setdefault(c["bytes"], {})["pmpi" if c["cand"] == "pmpi" else "tuned"] = c
+        for b, d in sorted(by.items()):
+            if len(d) < 2:
+                continue
+            n, t = d["pmpi"], d["tuned"]
+            rows.append({"ranks": np_, "coll": coll, "bytes": b, "chosen": chosen.get((np_, coll, b), "?"),
+                         "native_us": n["median_us"], "native_p25_us": n["p25_us"], "native_p75_us": n["p75_us"],
+                         "tuned_us": t["median_us"], "tuned_p25_us": t["p25_us"], "tuned_p75_us": t["p75_us"],
+                         "ratio": round(t["median_us"] / n["median_us"], 3) if n["median_us"] > 0 else None,
+                         "overlap": t["p25_us"] <= n["p75_us"] and n["p25_us"] <= t["p75_us"]})
+        bar.step()
+    bar.clear()
+    for e in failed:
+        print(f"caracal tune --verify: {e}", file=sys.stderr)
+    rat = [r["ratio"] for r in rows if r["ratio"] is not None]
+    le1 = sum(1 for x in rat if x <= 1.0)
+    le105 = sum(1 for x in rat if x <= 1.05)
+    above = [r for r in rows if r["ratio"] is not None and r["ratio"] > 1.0]
+    noise = sum(1 for r in above if r["overlap"])
+    worst = max(rows, key=lambda r: r["ratio"] or 0) if rows else None
+    summary = {"cells": len(rat), "at_most_1": le1, "at_most_1.05": le105, "above_1_within_iqr": noise,
+               "max_ratio": worst["ratio"] if worst else None,
+               "max_cell": f"{worst['coll']} n={worst['ranks']} {_fmt_bytes(worst['bytes'])}" if worst else None,
+               "failed_launches": failed}
+    md = [f"# caracal tune --verify: {args.mpi} on {machine().get('hostname', '?')}", "",
+          f"Re-measured {now_iso()} in new launches; load average at the start {load0:.2f}, at the end "
+          f"{os.getloadavg()[0]:.2f} "
+          f"({os.cpu_count()} cores); {args.reps} repetitions per cell. `native` = the library alone "
+          f"(PMPI_*){' with ' + nfile.name if nfile.exists() else ''}; `tuned` = Caracal with "
+          f"{out.name}/caracal-rules.conf; both in the same launch, interleaved, back to back, slowest rank, "
+          f"median [p25-p75] us. ratio = tuned / native (below 1: Caracal faster). `chosen` = what the tune "
+          f"run picked for the cell.", "",
+          f"**{le1} of {len(rat)} cells at most 1.00x, {le105} at most 1.05x**; of the {len(above)} cells above "
+          f"1.00x, {noise} have overlapping quartile ranges (within the noise); worst "
+          f"{summary['max_ratio']} ({summary['max_cell']})." + (f" {len(failed)} launch(es) failed." if failed else ""),
+          "", "| coll | ranks | bytes | chosen | native us [p25-p75] | tuned us [p25-p75] | ratio |",
+          "|---|---:|---:|---|---:|---:|---:|"]
+    for r in rows:
+        ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}"
+        md.append(f"| {r['coll']} | {r['ranks']} | {_fmt_bytes(r['bytes'])} | {r['chosen']} | {r['native_us']:.2f} "
+                  f"[{r['native_p25_us']:.2f}-{r['native_p75_us']:.2f}] | {r['tuned_us']:.2f} "
+                  f"[{r['tuned_p25_us']:.2f}-{r['tuned_p75_us']:.2f}] | {ratio} |")
+    (out / "verify.md").write_text("\n".join(md) + "\n")
+    (out / "verify.json").write_text(json.dumps({"schema": "caracal.tune-verify/1", "config": config,
+                                                 "machine": dict(machine(), load=round(load0, 2)), "reps": args.reps,
+                                                 "summary": summary,
+                                                 "rows": rows}, separators=(",", ":")) + "\n")
+    print(f"{le1} of {len(rat)} cells at most 1.00x native, {le105} at most 1.05x; worst {summary['max_ratio']} "
+          f"({summary['max_cell']}); wrote {out}/verify.md, {out}/verify.json")
+    return 1 if failed else 0
+
+
 def run(args):
+    if args.verify:
+        return verify(args)
     validate(args)
     cands = {}
     skipped_all = set()
     for np_ in args.np_list:
-        c, skipped = candidates(args.mpi, args.colls, np_, args.node_size)
+        c, skipped = candidates(args.mpi, args.colls, np_, args.node_size or args.ppn)
         cands[np_] = c
         skipped_all.update(skipped)
     if not any(cands.values()):
         raise UsageError("nothing to tune: none of --colls has a Caracal algorithm in this build")
     config = {"mpi": args.mpi, "np": args.np_list, "sizes": args.size_list, "reps": args.reps,
               "node_size": args.node_size, "colls": args.colls}
+    if args.testbed:
+        config.update(testbed=args.testbed, ppn=args.ppn)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     state = load_state(args, config)

@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
+#include <sys/statvfs.h>
 #include <sys/random.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -135,13 +137,35 @@ void caracal_shm_budget_setup(void)
     PMPI_Comm_free(&node);
 }
 
+/* CARACAL_SHM_CAP in bytes. auto scales with /dev/shm: a fixed 32 MiB (the first default)
+ * ran out in IMB-MPI1, which splits a new communicator for every benchmark and never frees
+ * them: from the 7th benchmark on, 2-rank segments got 64 KiB slots and Bcast/Reduce/Allreduce
+ * went from 0.6-0.8x native to 1.3-1.9x (bench/results/suite-imb-openmpi-2*.md). 1/8 of
+ * /dev/shm keeps a 64 MiB container at 32 MiB and a 24 GiB machine at 1 GiB. Every process of
+ * a node computes the same value from the same /dev/shm. */
+static long long shm_cap(void)
+{
+    const char *v = caracal_setting_str(CARACAL_SET_SHM_CAP);
+    if (strcasecmp(v, "auto")) {
+        long long cap = caracal_setting_int(CARACAL_SET_SHM_CAP);
+        if (cap != 0 || !strcmp(v, "0"))
+            return cap; /* a refused value falls back to auto */
+    }
+    struct statvfs fs;
+    long long total = statvfs("/dev/shm", &fs) ? 0 : (long long)fs.f_blocks * (long long)fs.f_frsize;
+    long long lo = 32LL << 20, hi = 1LL << 30, cap = total / 8;
+    if (total > 0 && total / 2 < lo)
+        lo = total / 2;
+    return cap < lo ? lo : cap > hi ? hi : cap;
+}
+
 /* Take `bytes` (whole pages, as /dev/shm stores them) from the node's budget; 0 if it would
  * exceed the cap. */
 static int budget_take(size_t bytes)
 {
     bytes = (bytes + 4095) & ~(size_t)4095;
     if (budget_cap < 0)
-        budget_cap = caracal_setting_int(CARACAL_SET_SHM_CAP);
+        budget_cap = shm_cap();
     shm_budget *b = budget ? budget : &own_budget;
     long long was = atomic_fetch_add(&b->used, (long long)bytes);
     if (was + (long long)bytes <= budget_cap)

@@ -13,18 +13,22 @@ static int exscan(caracal_coll_call *c, MPI_Comm comm, MPI_Request *request)
 
 int caracal_impl_MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    caracal_coll_call c = {.coll = CARACAL_EXSCAN, .root = MPI_PROC_NULL, .sbuf = sendbuf, .rbuf = recvbuf, .scount = count, .sdt = datatype, .op = op};
-    if (caracal_coll_call_empty(&c, comm))
-        return MPI_SUCCESS;
-    int rc = exscan(&c, comm, NULL);
-    if (rc >= 0)
-        return rc;
+    if (!caracal_select_never(CARACAL_EXSCAN)) { /* else straight to the library */
+        caracal_coll_call c = {.coll = CARACAL_EXSCAN, .root = MPI_PROC_NULL, .sbuf = sendbuf, .rbuf = recvbuf, .scount = count, .sdt = datatype, .op = op};
+        if (caracal_coll_call_empty(&c, comm))
+            return MPI_SUCCESS;
+        int rc = exscan(&c, comm, NULL);
+        if (rc >= 0)
+            return rc;
+    }
     CARACAL_NATIVE_BLOCKING(PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm),
                             PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, &native_req));
 }
 
 int caracal_impl_MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    if (caracal_select_never(CARACAL_EXSCAN))
+        return PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
     caracal_coll_call c = {.coll = CARACAL_EXSCAN, .root = MPI_PROC_NULL, .sbuf = sendbuf, .rbuf = recvbuf, .scount = count, .sdt = datatype, .op = op};
     int rc = exscan(&c, comm, request);
     return rc >= 0 ? rc : PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);

@@ -13,18 +13,22 @@ static int gatherv(caracal_coll_call *c, MPI_Comm comm, MPI_Request *request)
 
 int caracal_impl_MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    caracal_coll_call c = {.coll = CARACAL_GATHERV, .op = MPI_OP_NULL, .sbuf = sendbuf, .scount = sendcount, .sdt = sendtype, .rbuf = recvbuf, .rcounts = recvcounts, .rdispls = displs, .rdt = recvtype, .root = root};
-    if (caracal_coll_call_empty(&c, comm))
-        return MPI_SUCCESS;
-    int rc = gatherv(&c, comm, NULL);
-    if (rc >= 0)
-        return rc;
+    if (!caracal_select_never(CARACAL_GATHERV)) { /* else straight to the library */
+        caracal_coll_call c = {.coll = CARACAL_GATHERV, .op = MPI_OP_NULL, .sbuf = sendbuf, .scount = sendcount, .sdt = sendtype, .rbuf = recvbuf, .rcounts = recvcounts, .rdispls = displs, .rdt = recvtype, .root = root};
+        if (caracal_coll_call_empty(&c, comm))
+            return MPI_SUCCESS;
+        int rc = gatherv(&c, comm, NULL);
+        if (rc >= 0)
+            return rc;
+    }
     CARACAL_NATIVE_BLOCKING(PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm),
                             PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, &native_req));
 }
 
 int caracal_impl_MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
+    if (caracal_select_never(CARACAL_GATHERV))
+        return PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
     caracal_coll_call c = {.coll = CARACAL_GATHERV, .op = MPI_OP_NULL, .sbuf = sendbuf, .scount = sendcount, .sdt = sendtype, .rbuf = recvbuf, .rcounts = recvcounts, .rdispls = displs, .rdt = recvtype, .root = root};
     int rc = gatherv(&c, comm, request);
     return rc >= 0 ? rc : PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);

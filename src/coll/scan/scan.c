@@ -13,18 +13,22 @@ static int scan(caracal_coll_call *c, MPI_Comm comm, MPI_Request *request)
 
 int caracal_impl_MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    caracal_coll_call c = {.coll = CARACAL_SCAN, .root = MPI_PROC_NULL, .sbuf = sendbuf, .rbuf = recvbuf, .scount = count, .sdt = datatype, .op = op};
-    if (caracal_coll_call_empty(&c, comm))
-        return MPI_SUCCESS;
-    int rc = scan(&c, comm, NULL);
-    if (rc >= 0)
-        return rc;
+    if (!caracal_select_never(CARACAL_SCAN)) { /* else straight to the library */
+        caracal_coll_call c = {.coll = CARACAL_SCAN, .root = MPI_PROC_NULL, .sbuf = sendbuf, .rbuf = recvbuf, .scount = count, .sdt = datatype, .op = op};
+        if (caracal_coll_call_empty(&c, comm))
+            return MPI_SUCCESS;
+        int rc = scan(&c, comm, NULL);
+        if (rc >= 0)
+            return rc;
+    }
     CARACAL_NATIVE_BLOCKING(PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm),
                             PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, &native_req));
 }
 
 int caracal_impl_MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    if (caracal_select_never(CARACAL_SCAN))
+        return PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
     caracal_coll_call c = {.coll = CARACAL_SCAN, .root = MPI_PROC_NULL, .sbuf = sendbuf, .rbuf = recvbuf, .scount = count, .sdt = datatype, .op = op};
     int rc = scan(&c, comm, request);
     return rc >= 0 ? rc : PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);

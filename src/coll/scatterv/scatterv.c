@@ -13,18 +13,22 @@ static int scatterv(caracal_coll_call *c, MPI_Comm comm, MPI_Request *request)
 
 int caracal_impl_MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    caracal_coll_call c = {.coll = CARACAL_SCATTERV, .op = MPI_OP_NULL, .sbuf = sendbuf, .scounts = sendcounts, .sdispls = displs, .sdt = sendtype, .rbuf = recvbuf, .rcount = recvcount, .rdt = recvtype, .root = root};
-    if (caracal_coll_call_empty(&c, comm))
-        return MPI_SUCCESS;
-    int rc = scatterv(&c, comm, NULL);
-    if (rc >= 0)
-        return rc;
+    if (!caracal_select_never(CARACAL_SCATTERV)) { /* else straight to the library */
+        caracal_coll_call c = {.coll = CARACAL_SCATTERV, .op = MPI_OP_NULL, .sbuf = sendbuf, .scounts = sendcounts, .sdispls = displs, .sdt = sendtype, .rbuf = recvbuf, .rcount = recvcount, .rdt = recvtype, .root = root};
+        if (caracal_coll_call_empty(&c, comm))
+            return MPI_SUCCESS;
+        int rc = scatterv(&c, comm, NULL);
+        if (rc >= 0)
+            return rc;
+    }
     CARACAL_NATIVE_BLOCKING(PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm),
                             PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, &native_req));
 }
 
 int caracal_impl_MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
+    if (caracal_select_never(CARACAL_SCATTERV))
+        return PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
     caracal_coll_call c = {.coll = CARACAL_SCATTERV, .op = MPI_OP_NULL, .sbuf = sendbuf, .scounts = sendcounts, .sdispls = displs, .sdt = sendtype, .rbuf = recvbuf, .rcount = recvcount, .rdt = recvtype, .root = root};
     int rc = scatterv(&c, comm, request);
     return rc >= 0 ? rc : PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
