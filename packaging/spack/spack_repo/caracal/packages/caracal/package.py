@@ -57,6 +57,9 @@ class Caracal(CMakePackage):
             self.define("Python3_EXECUTABLE", python),
             self.define("CARACAL_INSTALL_PYTHON", python),
             self.define_from_variant("CARACAL_INSTALL_CLI", "cli"),
+            # the test programs only for `spack install --test=root` (Spack passes no
+            # BUILD_TESTING itself, and the build's default is ON)
+            self.define("BUILD_TESTING", self.run_tests),
         ]
 
     def setup_run_environment(self, env):
