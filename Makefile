@@ -21,7 +21,7 @@ export PYTHONPATH := $(CURDIR)/python$(if $(PYTHONPATH),:$(PYTHONPATH))
 CARACAL := .venv/bin/caracal
 
 .PHONY: all setup build $(addprefix build-,$(LIBS)) demo test test-c test-python test-mpilibs test-mpilibs-run bench clean help \
-        test-asan build-asan-openmpi build-asan-mpich fuzz fuzz-regress
+        test-asan build-asan-openmpi build-asan-mpich fuzz fuzz-regress install dist
 
 all: build
 
@@ -30,6 +30,8 @@ help:
 	@echo "make test   install what is missing, build for Open MPI and MPICH (Debian), run every test"
 	@echo "make build [MPI=openmpi|openmpi5|mpich|mpich5|impi|abi]   build only (build/ or build-<name>/: library in lib/, programs in bin/)"
 	@echo "make test-mpilibs   build for Open MPI 5, MPICH 5, Intel MPI and the MPI-5 ABI, run their tests (docs/mpi-libraries.md)"
+	@echo "make install PREFIX=DIR [MPI=...]   build, then install into DIR (docs/install.md)"
+	@echo "make dist   source tarball dist/caracal-VERSION.tar.gz"
 
 setup:
 	@bash scripts/setup.sh $(MPI)
@@ -102,6 +104,14 @@ fuzz:
 	@$(MAKE) --no-print-directory -C fuzz
 fuzz-regress: fuzz
 	@$(MAKE) --no-print-directory -C fuzz regress
+
+# One prefix per MPI library: make install PREFIX=/opt/caracal/openmpi; make install MPI=mpich PREFIX=...
+PREFIX ?= /usr/local
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+dist:
+	@bash scripts/dist.sh
 
 clean:
 	rm -rf build $(addprefix build-,$(filter-out openmpi,$(LIBS))) build-asan-openmpi build-asan-mpich build-fuzz build*.log

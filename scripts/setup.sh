@@ -10,7 +10,8 @@ cd "$(dirname "$0")/.."
 
 PKGS=(build-essential cmake gfortran pkg-config binutils
       openmpi-bin libopenmpi-dev mpich libmpich-dev
-      hwloc libhwloc-dev python3 python3-venv python3-dev netpipe-openmpi)
+      hwloc libhwloc-dev python3 python3-venv python3-dev netpipe-openmpi
+      lmod)   # lmod: the modulefile test (tests/install); it conflicts with environment-modules
 mpilibs() { PYTHONPATH="$PWD/python" /usr/bin/python3 -m caracal.mpilibs "$@"; }
 if [ $# -gt 0 ] && [ -x /usr/bin/python3 ]; then
   # shellcheck disable=SC2207

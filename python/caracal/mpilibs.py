@@ -277,22 +277,6 @@ def program_abi(path: str) -> Optional[str]:
     return None
 
 
-def pick_build(mpi: str, program: Optional[str] = None) -> str:
-    """The build whose libcaracal serves a run on library `mpi` (a table name; for another
-    installation, the name of its kind): the first built one that runs there and, where the
-    program's ABI can be read, has that ABI."""
-    want = program_abi(program) if program else None
-    candidates = BUILD_RUNS_ON[get(mpi).name if mpi in LIBRARIES else mpi]
-    built = [b for b in candidates if (build_dir(b) / "lib" / "libcaracal.so").exists()]
-    if want:
-        built = [b for b in built if build_library(b)[1] == want]
-    if not built:
-        how = " or ".join(f"make build MPI={b}" for b in candidates)
-        raise UsageError(f"no libcaracal built for {mpi}" + (f" ({want} ABI programs)" if want else "")
-                         + f"; run: {how}")
-    return built[0]
-
-
 # ---- installing (scripts/setup.sh) ----------------------------------------------------------
 def install(name: str, python: str = "/usr/bin/python3", quiet: bool = True) -> bool:
     """Install a project-installed library into .mpi/<name>/ if it is missing. True if it
@@ -427,6 +411,7 @@ def cmake(build: str, out_dir: str, prefix: Optional[str] = None) -> str:
         "CARACAL_MPI_CC": wrapper(cc, "caracal-mpicc"),
         "CARACAL_MPI_FC": wrapper(fc, "caracal-mpifort") if fc and os.path.exists(shutil.which(fc[0]) or fc[0]) else "",
         "CARACAL_MPIEXEC": str(launcher),
+        "CARACAL_MPI_LAUNCHER": lib.mpiexec,  # the library's own (installed files name it)
         "CARACAL_MPIEXEC_FLAGS": "",  # in caracal-mpiexec
         "CARACAL_MPIEXEC_ENVFLAG": "-x" if lib.family == "openmpi" else "-genv",
         "CARACAL_MPI_RUNTIMES": _cmake_list(runtimes),
