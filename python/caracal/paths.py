@@ -101,16 +101,17 @@ def _missing(mpi: str, path: Path, builds: List[str]) -> UsageError:
 
 
 def _find(mpi: str, kind: str, name: str, program: Optional[str] = None) -> Path:
+    """The first of the builds that run on `mpi` that has the file; where `program`'s ABI can
+    be read, one of that ABI (no build of that ABI runs on `mpi` at all: any, and caracal
+    run's check of the program's library says what is wrong)."""
     builds = _builds_for(mpi)
     want = mpilibs.program_abi(program) if program else None
-    usable = [b for b in builds if not want or mpilibs.build_library(b)[1] == want]
-    for b in usable:
+    same = [b for b in builds if mpilibs.build_library(b)[1] == want]
+    for b in same or builds:
         path = _artefact(b, kind, name)
         if path.exists():
             return path
-    if want and not usable:
-        raise UsageError(f"{program} is a {want} ABI program; no build for that ABI runs on {mpi}")
-    raise _missing(mpi, _artefact((usable or builds)[0], kind, name), usable or builds)
+    raise _missing(mpi, _artefact((same or builds)[0], kind, name), same or builds)
 
 
 def library(mpi: str, program: Optional[str] = None, prefix: Optional[str] = None) -> Path:
