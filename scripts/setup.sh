@@ -13,9 +13,10 @@ PKGS=(build-essential cmake gfortran pkg-config binutils
       hwloc libhwloc-dev python3 python3-venv python3-dev netpipe-openmpi
       lmod)   # lmod: the modulefile test (tests/install); it conflicts with environment-modules
 mpilibs() { PYTHONPATH="$PWD/python" /usr/bin/python3 -m caracal.mpilibs "$@"; }
-if [ $# -gt 0 ] && [ -x /usr/bin/python3 ]; then
+names=(); for a in "$@"; do if [ "${a#-}" = "$a" ]; then names+=("$a"); fi; done   # library names, not --fuzz
+if [ ${#names[@]} -gt 0 ] && [ -x /usr/bin/python3 ]; then
   # shellcheck disable=SC2207
-  PKGS+=($(mpilibs debian "$@"))   # e.g. Intel MPI's libfabric
+  PKGS+=($(mpilibs debian "${names[@]}"))   # e.g. Intel MPI's libfabric
 fi
 
 # --fuzz: also clang with its libFuzzer and sanitizer runtimes (fuzz/, make fuzz)
@@ -50,6 +51,6 @@ if [ ! -x .venv/bin/python ] || [ pyproject.toml -nt "$stamp" ]; then
 fi
 
 # MPI libraries from the Python package index, where named and missing
-if [ $# -gt 0 ]; then
-  mpilibs install "$@"
+if [ ${#names[@]} -gt 0 ]; then
+  mpilibs install "${names[@]}"
 fi
