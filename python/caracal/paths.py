@@ -81,7 +81,12 @@ def _artefact(build: str, kind: str, name: str) -> Path:
     return d / kind / name
 
 
-def _builds_for(mpi: str) -> List[str]:
+def library_file(build: str) -> Path:
+    """Where a build's libcaracal.so is (or would be)."""
+    return _artefact(build, "lib", "libcaracal.so")
+
+
+def builds_for(mpi: str) -> List[str]:
     """The builds that run on library `mpi` (a build name itself: that build), best first."""
     if mpi in mpilibs.EXTRA_BUILDS:
         return [mpi]
@@ -104,7 +109,7 @@ def _find(mpi: str, kind: str, name: str, program: Optional[str] = None) -> Path
     """The first of the builds that run on `mpi` that has the file; where `program`'s ABI can
     be read, one of that ABI (no build of that ABI runs on `mpi` at all: any, and caracal
     run's check of the program's library says what is wrong)."""
-    builds = _builds_for(mpi)
+    builds = builds_for(mpi)
     want = mpilibs.program_abi(program) if program else None
     same = [b for b in builds if mpilibs.build_library(b)[1] == want]
     for b in same or builds:

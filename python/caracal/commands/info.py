@@ -61,13 +61,16 @@ def add_arguments(p):
 
 def _first_built(mpi):
     """(library, caracal-info of a build that runs on it): the library's own build first, then
-    one of an ABI it implements (mpilibs.BUILD_RUNS_ON)."""
-    for m in ([mpi] if mpi else paths.MPIS):
-        for b in mpilibs.BUILD_RUNS_ON.get(m, [m]):
-            exe = paths.build_dir(b) / "bin" / "caracal-info"
-            if exe.exists():
-                return (m if m in mpilibs.LIBRARIES else mpilibs.build_library(m)[0]), exe
-    raise UsageError("caracal-info is not built; run: make build" + (f" MPI={mpi}" if mpi and mpi != "openmpi" else ""))
+    one of an ABI it implements (mpilibs.BUILD_RUNS_ON), in the source tree or an installed
+    prefix (paths)."""
+    if mpi:
+        return (mpi if mpi in mpilibs.LIBRARIES else mpilibs.build_library(mpi)[0]), paths.program(mpi, "caracal-info")
+    for m in paths.MPIS:
+        try:
+            return m, paths.program(m, "caracal-info")
+        except UsageError:
+            continue
+    raise UsageError("caracal-info is not built; run: make build")
 
 
 def _run_info(mpi, *argv):
@@ -177,18 +180,24 @@ def print_hierarchy(doc):
 
 
 def print_libraries():
-    """The MPI libraries: installed or not, their launcher, which builds serve them."""
+    """The MPI libraries: the libcaracal that serves each (a build in the source tree or an
+    installed prefix; another ABI-compatible build where the library has none of its own),
+    its launcher, and which builds serve it besides."""
     print("MPI libraries (make build MPI=<name>; caracal run --mpi <name>; docs/mpi-libraries.md):")
-    for name in paths.MPIS:
+    for name in paths.MPIS + tuple(mpilibs.EXTRA_BUILDS):
+        builds = [b for b in paths.builds_for(name) if paths.library_file(b).exists()]
+        state = "not built"
+        if builds:
+            b = builds[0]
+            state = str(paths.library_file(b)) + ("" if b == name else f" (build {b}, {mpilibs.build_library(b)[1]} ABI)")
+        if name in mpilibs.EXTRA_BUILDS:
+            runs = [r for r, bs in mpilibs.BUILD_RUNS_ON.items() if name in bs]
+            print(f"  {name:8s} library: {state}; MPI-5 standard ABI build, runs on: {', '.join(runs)}")
+            continue
         lib = mpilibs.get(name)
-        where = lib.mpiexec if lib.installed() else "not installed (make setup MPI=" + name + ")"
-        builds = [b for b in mpilibs.BUILD_RUNS_ON[name] if (paths.build_dir(b) / "lib" / "libcaracal.so").exists()]
-        built = ", ".join(f"{paths.build_dir(b).name}/" + ("" if b == name else f" ({mpilibs.build_library(b)[1]} ABI)")
-                          for b in builds) or "none built"
-        print(f"  {name:9s} {lib.title}; launcher: {where}; libcaracal: {built}")
-    abi = paths.build_dir("abi") / "lib" / "libcaracal.so"
-    print(f"  {'abi':9s} MPI-5 standard ABI build: {abi if abi.exists() else 'not built'} "
-          f"(runs on: {', '.join(r for r, b in mpilibs.BUILD_RUNS_ON.items() if 'abi' in b)})")
+        where = lib.mpiexec if lib.installed() else f"not installed (make setup MPI={name})"
+        also = ", ".join(f"{b} ({mpilibs.build_library(b)[1]} ABI)" for b in builds[1:])
+        print(f"  {name:8s} library: {state}; launcher: {where}; {lib.title}" + (f"; also: {also}" if also else ""))
 
 
 def print_compiler(mpi):
