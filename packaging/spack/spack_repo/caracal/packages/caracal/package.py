@@ -50,7 +50,11 @@ class Caracal(CMakePackage):
     def cmake_args(self):
         mpi = self.spec["mpi"]
         python = self.spec["python"].command.path
-        return [
+        # an MPI outside /usr: Caracal's launcher and the environment it needs are that
+        # installation's (cmake/CaracalMPI.cmake detects its kind from its files); Debian's in
+        # /usr are the table's own openmpi/mpich entries
+        prefix = [] if str(mpi.prefix) == "/usr" else [self.define("CARACAL_MPI_PREFIX", str(mpi.prefix))]
+        return prefix + [
             self.define("CARACAL_MPI", self.mpi_family),
             self.define("CMAKE_C_COMPILER", self.mpi_wrapper("mpicc", mpi.mpicc)),
             self.define("CMAKE_Fortran_COMPILER", self.mpi_wrapper("mpifort", mpi.mpifc)),
