@@ -20,7 +20,7 @@ JOBS ?= 2
 export PYTHONPATH := $(CURDIR)/python$(if $(PYTHONPATH),:$(PYTHONPATH))
 CARACAL := .venv/bin/caracal
 
-.PHONY: all setup build $(addprefix build-,$(LIBS)) demo test test-c test-python test-mpilibs test-mpilibs-run bench clean help \
+.PHONY: all setup build $(addprefix build-,$(LIBS)) demo test test-c test-python test-mpilibs test-mpilibs-run test-mpilibs-ci bench clean help \
         test-asan build-asan-openmpi build-asan-mpich fuzz fuzz-regress install dist
 
 all: build
@@ -74,6 +74,11 @@ test-mpilibs: build-mpich build-openmpi5 build-mpich5 build-impi build-abi
 
 test-mpilibs-run:
 	@bash scripts/test-mpilibs.sh
+
+# What CI runs for them (.ci/run, after make test): install, a subset of targets, a bounded
+# subset of tests per library and the ABI builds on their other libraries (scripts/ci-mpilibs.sh)
+test-mpilibs-ci:
+	@bash scripts/ci-mpilibs.sh
 
 # The C test suite under AddressSanitizer + UndefinedBehaviorSanitizer, on both libraries
 # (build-asan-openmpi/, build-asan-mpich/; docs/fuzzing.md). The sanitizer options are
