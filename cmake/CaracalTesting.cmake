@@ -1,6 +1,7 @@
 # caracal_mpi_test(NAME <name> NP <n> COMMAND <prog> [args...] [PRELOAD] [ENV VAR=VALUE ...]
 #                  [BIND <cpus>] [EXPECT_LOG each|only <line>])
-#   Runs <prog> under this build's mpiexec with <n> ranks. PRELOAD puts libcaracal
+#   Runs <prog> under this build's launcher (build-*/caracal-mpiexec, cmake/CaracalMPI.cmake)
+#   with <n> ranks. PRELOAD puts libcaracal
 #   in LD_PRELOAD of the MPI processes (not of the launcher). ENV entries are
 #   passed to every rank.
 #   BIND runs each rank through tests/c/bind_rank.sh, bound to its entry of the
@@ -11,7 +12,7 @@
 function(caracal_mpi_test)
   cmake_parse_arguments(T "PRELOAD" "NAME;NP;BIND" "COMMAND;ENV;EXPECT_LOG" ${ARGN})
   set(envargs)
-  if(CARACAL_MPI STREQUAL "openmpi")
+  if(CARACAL_MPI_FAMILY STREQUAL "openmpi")
     foreach(e IN LISTS T_ENV)
       list(APPEND envargs -x ${e})
     endforeach()

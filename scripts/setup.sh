@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
 # Install what Caracal needs on Debian 12, then create the Python venv.
+#   scripts/setup.sh [MPI...]   also installs the named MPI libraries that come from the
+#   Python package index (openmpi5, mpich5, impi; abi needs mpich5) into .mpi/<name>/, each
+#   its own venv, when missing (python/caracal/mpilibs.py has the table).
 # As root, missing Debian packages are installed with apt-get; otherwise we
 # print the exact command to run and stop.
 set -euo pipefail
@@ -7,7 +10,14 @@ cd "$(dirname "$0")/.."
 
 PKGS=(build-essential cmake gfortran pkg-config binutils
       openmpi-bin libopenmpi-dev mpich libmpich-dev
-      hwloc libhwloc-dev python3 python3-venv python3-dev netpipe-openmpi)
+      hwloc libhwloc-dev python3 python3-venv python3-dev netpipe-openmpi
+      lmod)   # lmod: the modulefile test (tests/install); it conflicts with environment-modules
+mpilibs() { PYTHONPATH="$PWD/python" /usr/bin/python3 -m caracal.mpilibs "$@"; }
+names=(); for a in "$@"; do if [ "${a#-}" = "$a" ]; then names+=("$a"); fi; done   # library names, not --fuzz
+if [ ${#names[@]} -gt 0 ] && [ -x /usr/bin/python3 ]; then
+  # shellcheck disable=SC2207
+  PKGS+=($(mpilibs debian "${names[@]}"))   # e.g. Intel MPI's libfabric
+fi
 
 # --fuzz: also clang with its libFuzzer and sanitizer runtimes (fuzz/, make fuzz)
 if [ "${1:-}" = "--fuzz" ]; then
@@ -38,4 +48,9 @@ if [ ! -x .venv/bin/python ] || [ pyproject.toml -nt "$stamp" ]; then
   .venv/bin/pip install -q --upgrade pip >/dev/null
   .venv/bin/pip install -q -e '.[test]'
   touch "$stamp"
+fi
+
+# MPI libraries from the Python package index, where named and missing
+if [ ${#names[@]} -gt 0 ]; then
+  mpilibs install "${names[@]}"
 fi

@@ -13,7 +13,7 @@
  *   native  persistent   PMPI_Start + PMPI_Wait         (PMPI_Allreduce_init / PMPIX_ in Open MPI 4.1)
  * Rank 0 prints, per variant, the median over rounds of the mean time per call (us). */
 #include <mpi.h>
-#if MPI_VERSION < 4 && defined(OPEN_MPI)
+#if defined(OPEN_MPI) && OMPI_MAJOR_VERSION < 5 /* Open MPI 5 has the MPI-4 names (its MPI_VERSION is still 3) */
 #include <mpi-ext.h>
 #define MPI_Allreduce_init MPIX_Allreduce_init
 #define PMPI_Allreduce_init PMPIX_Allreduce_init

@@ -196,7 +196,7 @@ def mpi_libraries(path: str, env: Optional[Dict[str, str]] = None) -> Optional[L
 
 
 def check_program_library(mpi: str, program: str, caracal_lib: Path, env: Optional[Dict[str, str]] = None,
-                          others: Optional[Dict[str, Path]] = None) -> None:
+                          others: Optional[Dict[str, Path]] = None, compiler: Optional[str] = None) -> None:
     """UsageError (one line, exit 2) when program loads an MPI library other than the one
     libcaracal for `mpi` was built against: such a program crashes in MPI_Init (two MPI
     libraries in one process) instead of saying what is wrong."""
@@ -212,7 +212,7 @@ def check_program_library(mpi: str, program: str, caracal_lib: Path, env: Option
             hint = f"; run it with --mpi {name}"
             break
     if not hint:
-        hint = f"; rebuild it with {mpi}'s compiler wrapper (mpicc.{mpi})"
+        hint = f"; rebuild it with {mpi}'s compiler wrapper ({compiler or 'mpicc.' + mpi})"
     raise UsageError(f"{program} is linked against {', '.join(mine)}, but --mpi {mpi} uses "
                      f"{', '.join(wanted) or 'another MPI library'}{hint}")
 

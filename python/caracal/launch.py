@@ -1,45 +1,64 @@
-"""Launching MPI programs with the right mpiexec, environment and flags for this machine."""
+"""Launching MPI programs with the right mpiexec, environment and flags for this machine.
+
+What differs between the MPI libraries (launcher, its flags, the environment a library needs,
+how a rank's variable is passed) is python/caracal/mpilibs.py's table; this module turns it
+into a command line."""
 import os
 import shutil
 import sys
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Union
 
+from . import mpilibs
 from .errors import UsageError
 
-MPIEXEC = {"openmpi": "mpiexec.openmpi", "mpich": "mpiexec.mpich"}
+MPIEXEC = {name: mpilibs.get(name).mpiexec for name in mpilibs.NAMES}
+
+MpiLike = Union[str, mpilibs.Library]
 
 
-def mpiexec_command(mpi: str, nranks: int, argv: Sequence[str],
+def library(mpi: MpiLike) -> mpilibs.Library:
+    return mpi if isinstance(mpi, mpilibs.Library) else mpilibs.get(mpi)
+
+
+def mpiexec_command(mpi: MpiLike, nranks: int, argv: Sequence[str],
                     env: Optional[Dict[str, str]] = None,
                     extra: Sequence[str] = ()) -> List[str]:
     """The full launcher command line. ``env`` goes to the MPI processes only
-    (not to mpiexec itself, which must not get libcaracal preloaded)."""
-    exe = MPIEXEC.get(mpi)
-    if exe is None:
-        raise UsageError(f"unknown MPI library '{mpi}' (choose openmpi or mpich)")
-    if shutil.which(exe) is None:
-        raise UsageError(f"{exe} not found; run: make setup")
+    (not to mpiexec itself, which must not get libcaracal preloaded). ``mpi`` is a library's
+    name or a resolved mpilibs.Library (another installation: --mpi-prefix). What the library
+    itself needs in the environment (e.g. OPAL_PREFIX, I_MPI_ROOT) leads the command as
+    `env VAR=VALUE ...`, so that callers need no more than launcher_env()."""
+    lib = library(mpi)
+    exe = lib.mpiexec
+    found = exe if os.sep in exe and os.access(exe, os.X_OK) else shutil.which(exe)
+    if not found:
+        how = "make setup" if lib.prefix is None else f"make setup MPI={lib.name}"
+        raise UsageError(f"{exe} not found; run: {how}")
     if nranks < 1:
         raise UsageError(f"the number of ranks must be at least 1, not {nranks}")
-    cmd = [exe]
-    if mpi == "openmpi":
-        # Open MPI refuses more ranks than cores without --oversubscribe; binding
-        # would pin oversubscribed ranks to the same core.
-        cmd += ["--oversubscribe", "--bind-to", "none"]
-        for k, v in (env or {}).items():
-            cmd += ["-x", f"{k}={v}"]
-    else:
-        for k, v in (env or {}).items():
-            cmd += ["-genv", k, v]
+    need = library_env(lib)
+    if nranks > (os.cpu_count() or 1):
+        need.update({k: v for k, v in lib.oversubscribed_env.items() if k not in os.environ})
+    cmd = (["env"] + [f"{k}={v}" for k, v in need.items()] if need else []) + [exe]
+    cmd += lib.flags
+    cmd += lib.env_args(env or {})
     cmd += list(extra)
     cmd += ["-n", str(nranks)]
     cmd += list(argv)
     return cmd
 
 
-def launcher_env() -> Dict[str, str]:
-    """Environment for mpiexec itself: what this machine needs to run at all."""
-    env = dict(os.environ)
+def library_env(mpi: MpiLike) -> Dict[str, str]:
+    """The variables the library needs that the current environment does not already have."""
+    lib = library(mpi)
+    full = lib.environment(base=dict(os.environ))
+    return {k: v for k, v in full.items() if os.environ.get(k) != v and (k in lib.env or k in lib.env_default)}
+
+
+def launcher_env(mpi: Optional[MpiLike] = None) -> Dict[str, str]:
+    """Environment for mpiexec itself: what this machine needs to run at all (and, given the
+    library, what it needs; mpiexec_command puts the latter on the command line anyway)."""
+    env = dict(os.environ) if mpi is None else library(mpi).environment()
     if os.geteuid() == 0:
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")

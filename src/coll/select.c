@@ -58,7 +58,9 @@
     [CARACAL_REDUCE_SCATTER] = "pairwise@32k-#3- native",                                        \
     [CARACAL_REDUCE_SCATTER_BLOCK] = "pairwise@32k-#3- native", [CARACAL_SCAN] = "native",       \
     [CARACAL_EXSCAN] = "native", [CARACAL_ALLTOALLW] = "native"
-#if defined(MPICH_VERSION)
+/* The MPI-5 standard ABI build (MPI_ABI_VERSION) runs on MPICH 5 and Intel MPI, both MPICH
+ * derivatives: their table */
+#if defined(MPICH_VERSION) || defined(MPI_ABI_VERSION)
 static const char *const defaults[CARACAL_NCOLL] = {
     [CARACAL_BARRIER]   = "shm native",
     [CARACAL_BCAST]     = "shm#2 shm@-2k shm@8k- node/shm@2k-8k knomial:2@2k-8k native",

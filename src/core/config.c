@@ -29,6 +29,19 @@ static int lookup(const char *name, size_t len)
     return -1;
 }
 
+/* Variables that describe where Caracal is installed rather than how it behaves: set by its
+ * modulefile (CARACAL_PREFIX, CARACAL_LIBRARY, CARACAL_MPI), by Spack's generated modules
+ * (CARACAL_ROOT) and read by the CLI (CARACAL_ROOT, CARACAL_PREFIX, CARACAL_PYTHON). They are
+ * in every rank's environment after `module load caracal`, so they must not warn. */
+static int is_installation_variable(const char *name, size_t len)
+{
+    static const char *const names[] = {"PREFIX", "ROOT", "LIBRARY", "MPI", "PYTHON"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strlen(names[i]) == len && !strncmp(names[i], name, len))
+            return 1;
+    return 0;
+}
+
 void caracal_config_load(void)
 {
     if (loaded)
@@ -46,7 +59,8 @@ void caracal_config_load(void)
             continue;
         const char *name = *e + 8, *eq = strchr(name, '=');
         size_t len = eq ? (size_t)(eq - name) : strlen(name);
-        if (lookup(name, len) < 0 && caracal_world_rank <= 0) /* once per job, not once per rank */
+        if (lookup(name, len) < 0 && !is_installation_variable(name, len) &&
+            caracal_world_rank <= 0) /* once per job, not once per rank */
             caracal_warn("unknown setting CARACAL_%.*s ignored (`caracal info` lists the settings)", (int)len, name);
     }
 }

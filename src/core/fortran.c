@@ -1,5 +1,7 @@
 /* Argument conversion for the Fortran entries of Caracal's own MPI functions (fortran.h). */
 #define _GNU_SOURCE
+#include "gen_funcs.h"
+#if CARACAL_HAVE_FORTRAN /* not in an MPI-5 ABI build: no MPI_Fint, no Fortran entries */
 #include "fortran.h"
 #include <dlfcn.h>
 #include <pthread.h>
@@ -174,3 +176,4 @@ void caracal_fortran_indices(int *idx, int n)
     for (int i = 0; i < n && n != MPI_UNDEFINED; i++)
         idx[i]++;
 }
+#endif /* CARACAL_HAVE_FORTRAN */

@@ -316,9 +316,23 @@ def write_fortran(c, fortran, funcs, impl_names):
             c.write("\n")
 
 
+def mpi_abi(text):
+    """Whether this mpi.h is the MPI-5 standard ABI (mpi_abi.h: MPICH 5's mpicc_abi, Intel MPI's
+    mpicc -mpi-abi). Its handles are pointers to incomplete structs with fixed predefined values,
+    as in Open MPI, so Caracal's C code is the same; but it has no MPI_Fint and no f2c/c2f
+    (MPI_Comm_toint/fromint instead), and standardises no Fortran entry names: a Fortran program
+    reaches the library through that library's own Fortran layer, which Caracal cannot name.
+    So an ABI build has no Fortran entry points (CARACAL_HAVE_FORTRAN 0).
+    The marker is its handle type: `typedef struct MPI_ABI_Comm *MPI_Comm` (a library's own
+    mpi.h may declare the ABI's new functions, MPI_Abi_get_version, too: Intel MPI 2021.19)."""
+    return re.search(r"typedef\s+struct\s+MPI_ABI_Comm\s*\*\s*MPI_Comm\s*;", text) is not None
+
+
 def main(preprocessed, interpose_def, out_c, out_h):
     impl, hand, optional = read_def(interpose_def)
-    funcs = parse(open(preprocessed).read())
+    text = open(preprocessed).read()
+    funcs = parse(text)
+    abi = mpi_abi(text)
     optional_found = resolve_optional(optional, funcs, impl)
     ext_alias = {w: mpi for w, (mpi, _) in optional_found.items() if w != mpi}
     wrapped, skipped = [], []
@@ -351,6 +365,9 @@ def main(preprocessed, interpose_def, out_c, out_h):
         h.write("#ifndef CARACAL_GEN_FUNCS_H\n#define CARACAL_GEN_FUNCS_H\n#include <mpi.h>\n")
         if ext_alias:
             h.write("#include <mpi-ext.h>\n")
+        h.write("\n/* The MPI-5 standard ABI (mpi_abi.h) or a library's own; Fortran entry points (none in\n"
+                " * an ABI build: gen_wrappers.py mpi_abi) */\n")
+        h.write(f"#define CARACAL_MPI_ABI {int(abi)}\n#define CARACAL_HAVE_FORTRAN {int(not abi)}\n")
         h.write("\n/* CARACAL_IMPL_IF_DECLARED functions this MPI has (interpose.def): CARACAL_HAVE_<MPI name>,\n"
                 " * and CARACAL_NATIVE_<MPI name>, the library's own entry (PMPI_ or PMPIX_) */\n")
         for w, (mpi, native) in sorted(optional_found.items()):
@@ -388,16 +405,19 @@ def main(preprocessed, interpose_def, out_c, out_h):
                       f"caracal_impl_{ext_alias[name]}" if name in ext_alias else f"P{name}")
             args = ", ".join(names)
             hook = f"CARACAL_HOOK_{name}"
+            if re.search(r"(c2f|f2c)$", name):  # MPICH 5 also defines these as macros (MPICH ABI casts)
+                c.write(f"#undef {name}\n")
             c.write(f"{ret} {name}({params})\n{{\n")
             c.write(f"#ifdef {hook}\n    {hook}({target}, {args or 'CARACAL_NOARGS'});\n#else\n")
             c.write(f"    CARACAL_PROF_ENTER(CARACAL_FN_{name});\n")
             c.write(f"    {ret} rc = {target}({args});\n")
             c.write(f"    CARACAL_PROF_EXIT(CARACAL_FN_{name});\n    return rc;\n#endif\n}}\n\n")
         known = {w[0] for w in wrapped} | hand
-        fortran = [f for f in fortran_functions(funcs, hand) if f[0] in known]
-        write_fortran(c, fortran, funcs, impl)
+        fortran = [] if abi else [f for f in fortran_functions(funcs, hand) if f[0] in known]
+        if not abi:
+            write_fortran(c, fortran, funcs, impl)
     print(f"gen_wrappers: {len(wrapped)} MPI functions interposed, {len(skipped)} skipped, "
-          f"{len(fortran)} Fortran entry points", file=sys.stderr)
+          f"{len(fortran)} Fortran entry points{' (MPI-5 standard ABI)' if abi else ''}", file=sys.stderr)
 
 
 if __name__ == "__main__":

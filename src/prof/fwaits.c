@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 /* Fortran Wait, Test and Waitall: as waits.c, with Fortran request handles and statuses.
  * The C handles are taken before the call because completion frees them. */
+#include "gen_funcs.h"
+#if CARACAL_HAVE_FORTRAN /* not in an MPI-5 ABI build: no MPI_Fint, no Fortran entries */
 #include "fhooks.h"
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -120,3 +122,4 @@ void caracal_fwaitall(int K, void (*t)(void *, void *, void *, void *), void *ra
     if (fs != sts && fs != fsmall)
         free(fs);
 }
+#endif /* CARACAL_HAVE_FORTRAN */

@@ -2,6 +2,7 @@
  * document at MPI_Finalize. MPI_Pcontrol(0) pauses counting, any other level resumes. */
 #define _GNU_SOURCE
 #include "profiler.h"
+#include "gen_funcs.h" /* CARACAL_HAVE_FORTRAN */
 #include "config.h"
 #include "doc.h"
 #include "log.h"
@@ -138,6 +139,7 @@ int MPI_Pcontrol(const int level, ...)
     return PMPI_Pcontrol(level);
 }
 
+#if CARACAL_HAVE_FORTRAN /* gen_funcs.h: not in an MPI-5 ABI build (no MPI_Fint) */
 /* Fortran: MPI_PCONTROL(LEVEL) has no IERROR argument. */
 void caracal_f_pcontrol(const MPI_Fint *level);
 void caracal_f_pcontrol(const MPI_Fint *level)
@@ -151,3 +153,4 @@ void mpi_pcontrol(const MPI_Fint *) __attribute__((alias("caracal_f_pcontrol")))
 void MPI_PCONTROL(const MPI_Fint *) __attribute__((alias("caracal_f_pcontrol")));
 /* mpi_f08 (both libraries): MPICH's calls PMPI_Pcontrol directly, so it must be caught here. */
 void mpi_pcontrol_f08_(const MPI_Fint *) __attribute__((alias("caracal_f_pcontrol")));
+#endif

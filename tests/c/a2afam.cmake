@@ -10,7 +10,7 @@ set(_a2a_pair CARACAL_ALLTOALL=pairwise CARACAL_ALLTOALLV=pairwise CARACAL_REDUC
               CARACAL_REDUCE_SCATTER_BLOCK=pairwise CARACAL_SCAN=recdbl CARACAL_EXSCAN=recdbl)
 set(_a2a_alt CARACAL_ALLTOALL=bruck CARACAL_ALLTOALLV=pairwise CARACAL_REDUCE_SCATTER=rechalving
              CARACAL_REDUCE_SCATTER_BLOCK=rechalving CARACAL_SCAN=linear CARACAL_EXSCAN=linear)
-if(CARACAL_MPI STREQUAL "openmpi")
+if(CARACAL_MPI_FAMILY STREQUAL "openmpi")
   set(_a2a_small)
 else()
   set(_a2a_small small)   # MPICH busy-polls when oversubscribed: trimmed matrix above 2 ranks

@@ -12,7 +12,7 @@ set(_gf_flat CARACAL_ALLGATHER=bruck CARACAL_ALLGATHERV=bruck CARACAL_GATHER=lin
              CARACAL_SCATTER=linear CARACAL_SCATTERV=linear)
 set(_gf_recdbl CARACAL_ALLGATHER=recdbl CARACAL_ALLGATHERV=ring CARACAL_GATHER=linear CARACAL_GATHERV=binomial
                CARACAL_SCATTER=binomial CARACAL_SCATTERV=linear)
-if(CARACAL_MPI STREQUAL "openmpi")
+if(CARACAL_MPI_FAMILY STREQUAL "openmpi")
   set(_gf_small)
 else()
   set(_gf_small small)   # MPICH busy-waits when oversubscribed: fewer roots above 4 ranks

@@ -9,7 +9,7 @@ target_link_libraries(test_persist PRIVATE dl)
 set(_pers_fams barrier,bcast,reduce,allreduce)
 # MPICH busy-polls: above 2 ranks on this 2-core machine a start costs milliseconds, so its
 # 3- and 4-rank runs make 200 starts per request (1000 everywhere else)
-if(CARACAL_MPI STREQUAL "mpich")
+if(CARACAL_MPI_FAMILY STREQUAL "mpich")
   set(_pers_iters_big 200)
 else()
   set(_pers_iters_big 1000)
@@ -46,8 +46,8 @@ caracal_mpi_test(NAME persist_np2_more_families NP 2 COMMAND $<TARGET_FILE:test_
                  ENV CARACAL_NODE_SIZE=1 ${_pers_p2p} CARACAL_ALLGATHER=ring CARACAL_SCATTER=hier CARACAL_ALLTOALL=bruck
                      CARACAL_SCAN=linear CARACAL_EXSCAN=recdbl CARACAL_REDUCE_SCATTER_BLOCK=pairwise)
 # From Fortran (MPICH: Open MPI 4.1's Fortran MPIX_*_init call PMPIX_* directly and run
-# natively; docs/collectives.md), through each binding.
-if(CARACAL_MPI STREQUAL "mpich")
+# natively; docs/collectives.md), through each binding, where the library has Fortran bindings.
+if(CARACAL_MPI_FAMILY STREQUAL "mpich" AND CARACAL_MPI_FC)
   foreach(b mpif mpi f08)
     add_executable(test_persist_f_${b} test_persist_f.F90)
     target_compile_definitions(test_persist_f_${b} PRIVATE ${_fbind_${b}})
@@ -64,7 +64,7 @@ endif()
 # Caracal's algorithms, also when ranks describe it with different counts; the persistent
 # _init_c; one run moves 2^31 + 9 bytes (2 GiB per rank) with the root's count 1 of a
 # contiguous type and the other's 2^31 + 9 MPI_BYTE: every rank must take the library's path.
-if(CARACAL_MPI STREQUAL "mpich")
+if(CARACAL_MPI_HAS_LARGE_COUNT)
   add_executable(test_count_c test_count_c.c)
   target_link_libraries(test_count_c PRIVATE dl)
   caracal_mpi_test(NAME count_c_np2 NP 2 COMMAND $<TARGET_FILE:test_count_c> PRELOAD

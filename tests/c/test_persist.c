@@ -25,7 +25,7 @@
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
 #define _GNU_SOURCE /* RTLD_DEFAULT */
 #include <mpi.h>
-#if MPI_VERSION < 4 && defined(OPEN_MPI)
+#if defined(OPEN_MPI) && OMPI_MAJOR_VERSION < 5 /* Open MPI 5 has the MPI-4 names (its MPI_VERSION is still 3) */
 #include <mpi-ext.h> /* Open MPI 4.1: the MPIX_ names of its pcollreq extension */
 #define MPI_Barrier_init MPIX_Barrier_init
 #define MPI_Bcast_init MPIX_Bcast_init

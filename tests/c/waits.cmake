@@ -55,7 +55,7 @@ set_tests_properties(wait_progress_p2p_nopoke_np2 PROPERTIES WILL_FAIL TRUE TIME
 # A rank killed while the others sleep in a futex wait (a shm bcast it roots): the launcher
 # ends the job (bounded here by 40 s; it takes a few seconds), and no segment of this job
 # (/dev/shm/caracal-PID-*, PID = rank 0, the creator) is left.
-if(CARACAL_MPI STREQUAL "openmpi")
+if(CARACAL_MPI_FAMILY STREQUAL "openmpi")
   set(_wk_env -x LD_PRELOAD=$<TARGET_FILE:caracal> -x CARACAL_BCAST=shm -x CARACAL_BARRIER=shm -x CARACAL_WAIT=futex
               -x CARACAL_SPIN_US=0 -x CARACAL_WAIT_NAP_US=30000000 -x CARACAL_WAIT_POKE_US=0)
 else()

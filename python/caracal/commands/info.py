@@ -3,10 +3,9 @@ hierarchy Caracal would build for a launch."""
 import json
 import sys
 import os
-import shutil
 import subprocess
 
-from .. import __version__, paths
+from .. import __version__, mpilibs, paths
 from ..errors import UsageError
 from ..launch import launcher_env, mpiexec_command, testbed_command, testbed_env
 
@@ -52,18 +51,26 @@ def add_arguments(p):
     p.add_argument("--node-size", type=int, metavar="K",
                    help="for --hierarchy: treat every K consecutive ranks as one node (CARACAL_NODE_SIZE)")
     p.add_argument("--topology", metavar="FILE", help="for --hierarchy: a topology file (CARACAL_TOPOLOGY)")
-    p.add_argument("--mpi", choices=paths.MPIS, help="which build to ask (default: the first built)")
+    p.add_argument("--mpi", choices=paths.BUILDS, help="which library's build to ask (default: the first built)")
+    p.add_argument("--compiler", action="store_true",
+                   help="print the C compiler command that builds a program for --mpi (its last line)")
     p.add_argument("--testbed", metavar="NAME",
                    help="for --hierarchy: launch on this caracal testbed's emulated hosts (needs root)")
     p.add_argument("--ppn", type=int, metavar="P", help="with --testbed: ranks per host (default 1)")
 
 
 def _first_built(mpi):
-    for m in ([mpi] if mpi else paths.MPIS):
-        exe = paths.build_dir(m) / "bin" / "caracal-info"
-        if exe.exists():
-            return m, exe
-    raise UsageError("caracal-info is not built; run: make build" + (f" MPI={mpi}" if mpi and mpi != "openmpi" else ""))
+    """(library, caracal-info of a build that runs on it): the library's own build first, then
+    one of an ABI it implements (mpilibs.BUILD_RUNS_ON), in the source tree or an installed
+    prefix (paths)."""
+    if mpi:
+        return (mpi if mpi in mpilibs.LIBRARIES else mpilibs.build_library(mpi)[0]), paths.program(mpi, "caracal-info")
+    for m in paths.MPIS:
+        try:
+            return m, paths.program(m, "caracal-info")
+        except UsageError:
+            continue
+    raise UsageError("caracal-info is not built; run: make build")
 
 
 def _run_info(mpi, *argv):
@@ -172,7 +179,42 @@ def print_hierarchy(doc):
         print("  one level: every rank on its own (flat algorithms only)")
 
 
+def print_libraries():
+    """The MPI libraries: the libcaracal that serves each (a build in the source tree or an
+    installed prefix; another ABI-compatible build where the library has none of its own),
+    its launcher, and which builds serve it besides."""
+    print("MPI libraries (make build MPI=<name>; caracal run --mpi <name>; docs/mpi-libraries.md):")
+    for name in paths.MPIS + tuple(mpilibs.EXTRA_BUILDS):
+        builds = [b for b in paths.builds_for(name) if paths.library_file(b).exists()]
+        state = "not built"
+        if builds:
+            b = builds[0]
+            state = str(paths.library_file(b)) + ("" if b == name else f" (build {b}, {mpilibs.build_library(b)[1]} ABI)")
+        if name in mpilibs.EXTRA_BUILDS:
+            runs = [r for r, bs in mpilibs.BUILD_RUNS_ON.items() if name in bs]
+            print(f"  {name:8s} library: {state}; MPI-5 standard ABI build, runs on: {', '.join(runs)}")
+            continue
+        lib = mpilibs.get(name)
+        where = lib.mpiexec if lib.installed() else f"not installed (make setup MPI={name})"
+        also = ", ".join(f"{b} ({mpilibs.build_library(b)[1]} ABI)" for b in builds[1:])
+        print(f"  {name:8s} library: {state}; launcher: {where}; {lib.title}" + (f"; also: {also}" if also else ""))
+
+
+def print_compiler(mpi):
+    name, abi = mpilibs.build_library(mpi)
+    lib = mpilibs.get(name)
+    if not lib.installed():
+        raise UsageError(f"{lib.title} is not installed; run: make setup MPI={name}")
+    print(f"{lib.title}, {abi} ABI: compile and link a C MPI program with")
+    print(lib.compiler_command(mpi5=abi == "mpi5"))
+
+
 def run(args):
+    if args.compiler:
+        if not args.mpi:
+            raise UsageError("--compiler needs --mpi NAME")
+        print_compiler(args.mpi)
+        return 0
     if args.algorithms and args.hierarchy:
         raise UsageError("choose one of --algorithms and --hierarchy")
     if (args.testbed or args.ppn is not None) and not args.hierarchy:
@@ -195,11 +237,7 @@ def run(args):
         print(json.dumps(table, indent=2))
         return 0
     print(f"caracal {__version__}")
-    for m in paths.MPIS:
-        lib = paths.build_dir(m) / "lib" / "libcaracal.so"
-        launcher = shutil.which(f"mpiexec.{m}")
-        state = str(lib) if lib.exists() else "not built"
-        print(f"  {m:8s} library: {state}; launcher: {launcher or 'not installed'}")
+    print_libraries()
     print("\nSettings (environment variables):")
     width = max(len(s["name"]) for s in table["settings"])
     for s in table["settings"]:

@@ -119,7 +119,7 @@ def run(args):
     if args.hostfile:
         if not Path(args.hostfile).is_file():
             raise UsageError(f"hostfile not found: {args.hostfile}")
-        extra = ["--hostfile" if args.mpi == "openmpi" else "-f", str(Path(args.hostfile).resolve())]
+        extra = ["--hostfile" if launch.library(args.mpi).family == "openmpi" else "-f", str(Path(args.hostfile).resolve())]
     prog = [str(paths.program(args.mpi, "caracal-nodemap")), "--out", str(out), "--reps", str(args.reps),
             "--ratio", repr(args.ratio), "--gap", repr(args.gap), "--bw-size", str(args.bw_size)]
     if args.no_prune:

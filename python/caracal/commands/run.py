@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from .. import frontend, launch, oversub, paths
+from .. import frontend, launch, mpilibs, oversub, paths
 from ..errors import UsageError
 
 NAME = "run"
@@ -61,6 +61,9 @@ def add_arguments(p):
     p.add_argument("-n", "--np", type=int, default=None, metavar="N",
                    help="number of ranks (default: the rankfile's, else 2)")
     p.add_argument("--mpi", choices=paths.MPIS, default="openmpi", help="MPI library (default openmpi)")
+    p.add_argument("--mpi-prefix", metavar="DIR",
+                   help="run on another installation of Open MPI, MPICH or Intel MPI (its bin/mpiexec), "
+                        "with libcaracal of a build for that kind of library (docs/mpi-libraries.md)")
     p.add_argument("--profile", metavar="OUT.json",
                    help="where to write the profile (default caracal-PROGRAM-DATE.json in the current directory)")
     p.add_argument("--force", action="store_true", help="overwrite OUT.json if it exists")
@@ -135,26 +138,33 @@ def launch_env(args) -> dict:
 
 
 def check_library(args, program: str, lib, env: dict):
+    """The program must load the MPI library libcaracal was built for, as the launch will
+    resolve it (the library's own environment: LD_LIBRARY_PATH of a project-installed one)."""
     others = {}
     for name in paths.MPIS:
+        if name == args.mpi:
+            continue
         try:
             others[name] = paths.library(name)
         except UsageError:
             pass
-    frontend.check_program_library(args.mpi, program, lib, env={**os.environ, **env}, others=others)
+    run_env = {**os.environ, **launch.library_env(args.mpi), **env}
+    frontend.check_program_library(args.mpi, program, lib, env=run_env, others=others,
+                                   compiler=mpilibs.get(args.mpi).cc[0])
 
 
 def run(args):
     if args.no_profile and args.profile:
         raise UsageError("--profile and --no-profile contradict each other")
     program = resolve_program(args.program)
-    lib = paths.library(args.mpi)
+    lib = paths.library(args.mpi, program, prefix=args.mpi_prefix)  # the build of the program's ABI
+    family = mpilibs.get(args.mpi).family  # whose launcher: openmpi or mpich (Hydra)
     env = {"LD_PRELOAD": str(lib)}
     if args.tuned:
-        env.update(tuned_env(args.mpi, args.tuned))
+        env.update(tuned_env(family, args.tuned))
     env = rank_env(args, env)
     lenv = launch_env(args)
-    place = frontend.Placement(args.mpi, args.hostfile, args.rankfile, args.mpiexec_args, {**lenv, **env})
+    place = frontend.Placement(family, args.hostfile, args.rankfile, args.mpiexec_args, {**lenv, **env})
     try:
         nranks = args.np if args.np is not None else (place.ranks or 2)
         frontend.check_nranks(nranks, place.spread)
@@ -165,11 +175,11 @@ def run(args):
         # says where ranks go): the library's waits yield (python/caracal/oversub.py);
         # --tuned and --env above win over these
         if not args.no_yield and not args.hostfile and not args.rankfile:
-            yields = oversub.yield_settings(args.mpi, nranks)
+            yields = oversub.yield_settings(family, nranks)
             if yields:
                 for k, v in yields.items():
                     env.setdefault(k, v)
-                print(oversub.describe(args.mpi, nranks, yields), file=sys.stderr)
+                print(oversub.describe(family, nranks, yields), file=sys.stderr)
         out = None
         if args.no_profile:
             env["CARACAL_PROFILE"] = ""  # off in every rank, also where the launcher forwards its environment
@@ -182,7 +192,7 @@ def run(args):
                 out.unlink()  # --force: the old profile must not pass for the new one
             env["CARACAL_PROFILE"] = str(out)
         cmd = launch.mpiexec_command(args.mpi, nranks, [program] + list(args.args), env=env, extra=place.args)
-        if args.rankfile and args.mpi == "openmpi":
+        if args.rankfile and family == "openmpi":
             cmd = frontend.without_default_binding(cmd)
         sys.stdout.flush()
         rc = frontend.run_supervised(cmd, lenv)

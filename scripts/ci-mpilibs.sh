@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# CI's part for the MPI libraries from the Python package index (.ci/run, after `make test`
+# has built and tested Debian's Open MPI and MPICH in build/ and build-mpich/):
+#
+#   install   Open MPI 5, MPICH 5 and Intel MPI into .mpi/<name>/ (scripts/setup.sh NAMES);
+#             a failed install (no network, the index) fails CI here, by name: never a skip
+#   build     for each of openmpi5, mpich5, impi and abi (the MPI-5 standard ABI) only the
+#             targets the subset needs: libcaracal and its test programs (CI_TARGETS)
+#   own       each library's own build on that library: a bounded subset (CI_OWN)
+#   abi       the same binaries unchanged on the other libraries of their ABI: build-abi on
+#             MPICH 5 and Intel MPI, Debian's build-mpich (MPICH ABI) on MPICH 5 and Intel MPI
+#             (CI_ABI)
+#   python    tests/python/test_mpilibs.py again, now that the builds exist: a profiled
+#             `caracal run --mpi NAME` on each library (launcher, environment, preload)
+#
+# docs/mpi-libraries.md ("Tests and CI") says why these tests and what each part costs.
+# Every part prints its time; the last lines sum them. The whole suite on every library:
+# make test-mpilibs (not in CI: too long on two cores).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+LIBS=(openmpi5 mpich5 impi)
+# What the subset runs: start-up, the first four families' differential test at 1-4 ranks
+# (flat, hierarchical, shm), the combine probe (each library's own (type, op) answers), the
+# gather and all-to-all families at 1-3 ranks, persistent collectives at 2 ranks, and the
+# MPI-4 large-count entry points where the library has them.
+CI_TARGETS=(caracal test_init test_coll test_combine test_gatherfam test_a2afam test_persist test_count_c prof_workload)
+CI_OWN='^(init_preload_np2|coll_np1|coll_np2_flat|coll_np2_default|coll_np3_node2_knomial3|coll_np4_node2|coll_np3_shm|combine_np1|gatherfam_(hier|tree|flat)_np[1-3]_node[12]|a2afam_(hier|pair|alt)_np[1-3](_node[12])?|persist_np2_(flat|shm)|count_c_np2)$'
+# ABI runs: one test per kind of call (the binary interface is what is new; the code is the
+# own builds')
+CI_ABI='^(init_preload_np2|coll_np2_flat|coll_np3_node2_knomial3|combine_np1|gatherfam_hier_np3_node2|a2afam_pair_np2_node1|persist_np2_flat|count_c_np2)$'
+TIMEOUT=${CI_MPILIBS_TIMEOUT:-300}
+NICE=${CI_NICE:-}   # e.g. "chrt -i 0 nice -n 19" on a shared machine
+
+fails=0; summary=(); t_all=$(date +%s)
+tf=$(mktemp); trap 'rm -f "$tf"' EXIT
+cpu() {  # CPU seconds (user + system) of every child this shell waited for so far: `times`
+         # must run in this shell (a $(...) subshell has its own, empty, account)
+  times >"$tf"
+  cpu_s=$(awk 'NR == 2 { n = 0; for (i = 1; i <= 2; i++) { split($i, a, "m"); n += a[1] * 60 + a[2] } printf "%d", n }' "$tf")
+}
+part() {  # part LABEL COMMAND...: run, time (wall and CPU: the CPU seconds do not depend on
+          # what else the machine runs), record
+  local label=$1; shift
+  local t0 c0 rc
+  t0=$(date +%s); cpu; c0=$cpu_s
+  echo "== ci-mpilibs: $label"
+  "$@"; rc=$?
+  cpu
+  summary+=("$(printf '%-30s %5d s wall %5d s cpu  %s' "$label" $(( $(date +%s) - t0 )) $(( cpu_s - c0 )) \
+              "$([ $rc = 0 ] && echo ok || echo FAILED)")")
+  [ $rc = 0 ] || fails=$((fails + 1))
+  return $rc
+}
+
+install() {
+  if [ "${CI_MPILIBS_NO_SETUP:-0}" = 1 ]; then  # the libraries only (not the shared venv)
+    PYTHONPATH="$PWD/python" /usr/bin/python3 -m caracal.mpilibs install "${LIBS[@]}"
+  else
+    bash scripts/setup.sh "${LIBS[@]}"
+  fi
+}
+
+build() {  # build NAME: configure build-NAME/ and make the subset's targets
+  local b=$1 dir=build-$1 t targets=()
+  $NICE cmake -S . -B "$dir" -DCARACAL_MPI="$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$dir.cmake.log" 2>&1 \
+    || { cat "$dir.cmake.log"; return 1; }
+  for t in "${CI_TARGETS[@]}"; do  # test_count_c exists where the library has the _c entry points
+    [ "$t" = caracal ] || [ -d "$dir/tests/c/CMakeFiles/$t.dir" ] && targets+=("$t")
+  done
+  $NICE cmake --build "$dir" -j "${JOBS:-2}" --target "${targets[@]}" >"$dir.build.log" 2>&1 \
+    || { grep -vE '^\[ *[0-9]+%\]' "$dir.build.log" | tail -40; return 1; }
+}
+
+tests() {  # tests DIR LIBRARY REGEX
+  local dir=$1 lib=$2 re=$3 n
+  n=$(cd "$dir" && ctest -N -R "$re" | sed -n 's/^Total Tests: //p')
+  [ "${n:-0}" -gt 0 ] || { echo "no tests match in $dir"; return 1; }
+  (cd "$dir" && CARACAL_TEST_MPI=$lib $NICE ctest --output-on-failure --timeout "$TIMEOUT" -j "${JOBS:-2}" -R "$re")
+}
+
+if ! part "install ${LIBS[*]}" install; then
+  echo "ci-mpilibs: installing ${LIBS[*]} from the Python package index failed (network or index?)" >&2
+  echo "ci-mpilibs: FAILED: nothing of the package-index libraries was tested" >&2
+  exit 1
+fi
+for b in "${LIBS[@]}" abi; do
+  part "build $b" build "$b" || echo "ci-mpilibs: the $b build failed; its tests are not run" >&2
+done
+for b in "${LIBS[@]}"; do
+  [ -f "build-$b/lib/libcaracal.so" ] && part "tests $b (own build)" tests "build-$b" "$b" "$CI_OWN"
+done
+for lib in mpich5 impi; do
+  [ -f build-abi/lib/libcaracal.so ] && part "tests abi on $lib" tests build-abi "$lib" "$CI_ABI"
+  [ -f build-mpich/lib/libcaracal.so ] && part "tests mpich4 build on $lib" tests build-mpich "$lib" "$CI_ABI"
+done
+
+# (this checkout's package, also where .venv's editable install points at another checkout)
+part "python test_mpilibs" env PYTHONPATH="$PWD/python" $NICE .venv/bin/python -m pytest -q tests/python/test_mpilibs.py
+
+echo "== ci-mpilibs: times"
+printf '  %s\n' "${summary[@]}"
+cpu
+echo "  total $(( $(date +%s) - t_all )) s wall, $cpu_s s cpu; $fails part(s) failed"
+[ $fails = 0 ]
