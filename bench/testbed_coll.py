@@ -15,7 +15,8 @@ ratio compares two columns of one launch; rounds alternate the peers' order.
 
 Shapes: --shapes HxP (hosts x ranks per host), and --scaling H1,H2,.. at --scaling-ppn
 (latency against the number of hosts, the shape of the first source document's plots).
-Writes bench/results/testbed-hier.md, .json (medians only) and testbed-hier-scaling.png.
+Writes bench/results/OUT.md, .json (medians only) and, for the scaling series, a plot (OUT-scaling.png;
+OUT.png when only the scaling series runs); OUT is testbed-hier unless --out says otherwise.
 
 Usage (root): bench/testbed_coll.py [--shapes 4x2,2x4] [--scaling 1,2,4,8] [--scaling-ppn 2]
         [--sizes 8,4K,64K,4M] [--scaling-sizes 8,4K] [--rounds 3] [--reps 11]
@@ -175,12 +176,13 @@ def plot(summary, path, peers):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     colls = sorted({k[2] for k in summary}, key=list(CARACAL).index)
-    sizes = sorted({k[3] for k in summary})
+    sizes = sorted({k[3] for k in summary if k[3] > 0}) or [0]   # barrier (0 bytes) sits in the first row
     fig, axes = plt.subplots(len(sizes), len(colls), figsize=(3.2 * len(colls), 2.8 * len(sizes)), squeeze=False)
     for i, b in enumerate(sizes):
         for j, coll in enumerate(colls):
             ax = axes[i][j]
-            pts = sorted((k[0], v) for k, v in summary.items() if k[2] == coll and k[3] == b)
+            want = (0 if i == 0 else None) if coll == "barrier" else b
+            pts = sorted((k[0], v) for k, v in summary.items() if k[2] == coll and k[3] == want)
             if not pts:
                 ax.axis("off")
                 continue
@@ -194,7 +196,7 @@ def plot(summary, path, peers):
             ax.set_yscale("log")
             ax.set_xticks(hs)
             ax.set_xticklabels(map(str, hs))
-            ax.set_title(f"{coll} {fmt_b(b) if b else ''}", fontsize=9)
+            ax.set_title("barrier" if coll == "barrier" else f"{coll} {fmt_b(b)}", fontsize=9)
             ax.set_xlabel("emulated hosts", fontsize=8)
             ax.set_ylabel("us per call", fontsize=8)
             ax.grid(alpha=0.3)
@@ -247,9 +249,9 @@ def main():
              "peer's time. Open MPI with mpi_yield_when_idle 1 wherever ranks outnumber cores.", ""]
     lines += table(summary, a.peers, shapes)
     if ssummary:
-        lines += ["## Latency against the number of hosts", "", f"![scaling]({a.out}-scaling.png)", ""]
+        lines += ["## Latency against the number of hosts", "", f"![scaling]({a.out if not shapes else a.out + '-scaling'}.png)", ""]
         lines += table(ssummary, a.peers, scaling)
-        plot(ssummary, ROOT / "bench/results" / f"{a.out}-scaling.png", a.peers)
+        plot(ssummary, ROOT / "bench/results" / f"{a.out if not shapes else a.out + '-scaling'}.png", a.peers)
     if failures + sfail:
         lines += ["## Launches that failed", ""] + [f"- {f}" for f in failures + sfail] + [""]
     out = ROOT / "bench/results"
