@@ -40,8 +40,9 @@
  * tests/c/test_nb_progress hung then: a rank waiting in the node segment did not progress the
  * library's nonblocking calls a peer waits for (docs/collectives.md, Progress). Since every
  * Caracal wait pokes the library's progress (core/wait.c) it passes, and MPICH's one-node
- * communicators use the node segment at every size (bcast: but 2-8 KiB, where MPICH's own was
- * faster at 4 and 8 ranks). A `shm` rule that cannot run (the communicator spans nodes)
+ * communicators use the node segment at every size (bcast: from 512 B but 2-8 KiB - MPICH's own
+ * bcast was faster at 2-8 KiB in the tune and below 512 B back to back at 4-16 ranks,
+ * bench/results/coll-wait.md). A `shm` rule that cannot run (the communicator spans nodes)
  * passes to the next matching rule.
  * Edit here or override with CARACAL_<COLL> (same grammar, tried first). */
 /* Families added after the first four, from `caracal tune` on both libraries
@@ -63,7 +64,7 @@
 #if defined(MPICH_VERSION) || defined(MPI_ABI_VERSION)
 static const char *const defaults[CARACAL_NCOLL] = {
     [CARACAL_BARRIER]   = "shm native",
-    [CARACAL_BCAST]     = "shm#2 shm@-2k shm@8k- node/shm@2k-8k knomial:2@2k-8k native",
+    [CARACAL_BCAST]     = "shm#2 shm@512-2k shm@8k- node/shm@2k-8k knomial:2@2k-8k native",
     [CARACAL_REDUCE]    = "shm node/shm@2k-8k knomial:2@2k-8k native",
     [CARACAL_ALLREDUCE] = "shm node/shm@2k-64k recdbl:2@2k-64k native",
     NEW_FAMILY_DEFAULTS
