@@ -79,6 +79,6 @@ def launcher_env():
 def write_results(name, doc, markdown):
     res = ROOT / "bench" / "results"
     res.mkdir(parents=True, exist_ok=True)
-    (res / f"{name}.json").write_text(json.dumps(doc, indent=2) + "\n")
+    (res / f"{name}.json").write_text(json.dumps(doc, separators=(",", ":")) + "\n")   # compact
     (res / f"{name}.md").write_text(markdown)
     print(f"wrote bench/results/{name}.md and .json", file=sys.stderr)
