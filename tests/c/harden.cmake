@@ -1,0 +1,62 @@
+# Hardening (issue 14 items 5-7): faults, allocation failures, a full /dev/shm.
+# Included from tests/c/CMakeLists.txt.
+
+# caracal_fault_test(NAME <name> LIMIT <s> EXPECT fail|ok NP <n> [WRAP <cmd...>] COMMAND <prog> [args]
+#                    [ENV VAR=VALUE ...] [PRELOAD <libs before libcaracal>])
+# tests/c/fault_run.sh runs the job bounded by LIMIT and checks how it ended and that no
+# segment of it is left in /dev/shm; libcaracal is always preloaded.
+function(caracal_fault_test)
+  cmake_parse_arguments(T "" "NAME;LIMIT;EXPECT;NP;PRELOAD" "COMMAND;ENV;WRAP" ${ARGN})
+  set(envargs)
+  set(preload ${CARACAL_PRELOAD_PREFIX})
+  if(T_PRELOAD)
+    set(preload "${preload}${T_PRELOAD}:")
+  endif()
+  if(CARACAL_MPI STREQUAL "openmpi")
+    foreach(e IN LISTS T_ENV)
+      list(APPEND envargs -x ${e})
+    endforeach()
+    list(APPEND envargs -x LD_PRELOAD=${preload}$<TARGET_FILE:caracal>)
+  else()
+    foreach(e IN LISTS T_ENV)
+      string(REPLACE "=" ";" kv "${e}")
+      list(GET kv 0 k)
+      string(LENGTH "${k}=" klen)
+      string(SUBSTRING "${e}" ${klen} -1 v)
+      list(APPEND envargs -genv ${k} ${v})
+    endforeach()
+    list(APPEND envargs -genv LD_PRELOAD ${preload}$<TARGET_FILE:caracal>)
+  endif()
+  add_test(NAME ${T_NAME}
+           COMMAND ${T_WRAP} ${PROJECT_SOURCE_DIR}/tests/c/fault_run.sh ${T_LIMIT} ${T_EXPECT}
+                   ${CARACAL_MPIEXEC} ${CARACAL_MPIEXEC_FLAGS} -n ${T_NP} ${envargs} ${T_COMMAND})
+  math(EXPR _timeout "${T_LIMIT} + 60")
+  set_tests_properties(${T_NAME} PROPERTIES TIMEOUT ${_timeout} SKIP_RETURN_CODE 77
+    ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+endfunction()
+
+# A rank aborting (MPI_Abort) while the others wait in each family (tests/c/test_fault_abort.c):
+# forced through Caracal (the node segment for the first four families, each family's default
+# algorithm for the others), the job ends by itself within 60 s, no segment of it is left. Then
+# a rank killed (SIGKILL) in a steps-program family, and an abort in a shm allreduce under each
+# wait strategy (spin, futex asleep at once, nap). The first call's results are checked from first
+# principles; a run without a fault (none) must exit 0.
+add_executable(test_fault_abort test_fault_abort.c)
+set(_fault_families barrier bcast reduce allreduce allgather allgatherv gather gatherv scatter scatterv
+    alltoall alltoallv reduce_scatter reduce_scatter_block scan exscan)
+set(_fault_rules CARACAL_COLL=force CARACAL_BARRIER=shm CARACAL_BCAST=shm CARACAL_REDUCE=shm CARACAL_ALLREDUCE=shm)
+foreach(f IN LISTS _fault_families)
+  caracal_fault_test(NAME fault_abort_${f}_np3 LIMIT 60 EXPECT fail NP 3
+                     COMMAND $<TARGET_FILE:test_fault_abort> ${f} abort ENV ${_fault_rules})
+endforeach()
+foreach(f bcast alltoallv)
+  caracal_fault_test(NAME fault_none_${f}_np3 LIMIT 60 EXPECT ok NP 3
+                     COMMAND $<TARGET_FILE:test_fault_abort> ${f} none ENV ${_fault_rules})
+endforeach()
+caracal_fault_test(NAME fault_kill_alltoallv_np3 LIMIT 60 EXPECT fail NP 3
+                   COMMAND $<TARGET_FILE:test_fault_abort> alltoallv kill ENV ${_fault_rules})
+foreach(w spin futex nap)
+  caracal_fault_test(NAME fault_abort_allreduce_wait_${w}_np3 LIMIT 60 EXPECT fail NP 3
+                     COMMAND $<TARGET_FILE:test_fault_abort> allreduce abort
+                     ENV ${_fault_rules} CARACAL_WAIT=${w} CARACAL_SPIN_US=0 CARACAL_WAIT_POKE_US=0)
+endforeach()
