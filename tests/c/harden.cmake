@@ -60,3 +60,25 @@ foreach(w spin futex nap)
                      COMMAND $<TARGET_FILE:test_fault_abort> allreduce abort
                      ENV ${_fault_rules} CARACAL_WAIT=${w} CARACAL_SPIN_US=0 CARACAL_WAIT_POKE_US=0)
 endforeach()
+
+# Allocation failures (core/xalloc.h): tests/c/fault_alloc.c, preloaded ahead of libcaracal,
+# fails libcaracal's Nth allocation on rank 0 of a short stress run (every family; blocking,
+# nonblocking, persistent; about 800 allocations in all); each run must finish with 0
+# mismatches or end through MPI's error path (MPI_ERR_NO_MEM), within 60 s: no signal, no
+# hang, no wrong result (tests/c/fault_alloc_sweep.sh). Not under the sanitizers (they own malloc).
+if(NOT CARACAL_SANITIZE)
+  add_library(caracal_fault_alloc MODULE fault_alloc.c)
+  target_link_libraries(caracal_fault_alloc PRIVATE dl)
+  if(CARACAL_MPI STREQUAL "openmpi")
+    set(_fa_env -x LD_PRELOAD=$<TARGET_FILE:caracal_fault_alloc>:$<TARGET_FILE:caracal> -x CARACAL_COLL=force
+                -x CARACAL_NODE_SIZE=1)
+  else()
+    set(_fa_env -genv LD_PRELOAD $<TARGET_FILE:caracal_fault_alloc>:$<TARGET_FILE:caracal> -genv CARACAL_COLL force
+                -genv CARACAL_NODE_SIZE 1)
+  endif()
+  add_test(NAME fault_alloc_sweep_np2
+           COMMAND ${PROJECT_SOURCE_DIR}/tests/c/fault_alloc_sweep.sh 60 "1 2 3 4 5 6 8 11 16 23 40 80 150 300 500 700 900"
+                   ${CARACAL_MPIEXEC} ${CARACAL_MPIEXEC_FLAGS} -n 2 ${_fa_env} $<TARGET_FILE:caracal-stress> 7 60)
+  set_tests_properties(fault_alloc_sweep_np2 PROPERTIES TIMEOUT 1500
+    ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+endif()
