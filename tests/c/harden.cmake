@@ -82,3 +82,22 @@ if(NOT CARACAL_SANITIZE)
   set_tests_properties(fault_alloc_sweep_np2 PROPERTIES TIMEOUT 1500
     ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
 endif()
+
+# The stress driver replays a seed exactly: two runs of one seed print the same sequence of
+# calls (STRESS_TRACE=1: family, type, operator, count, root, communicator size, in place,
+# blocking/nonblocking/persistent and start number of each) and the same result line.
+if(CARACAL_MPI STREQUAL "openmpi")
+  set(_replay_env -x STRESS_TRACE=1 -x CARACAL_COLL=force -x CARACAL_NODE_SIZE=2 -x CARACAL_BCAST=knomial:3
+                  -x LD_PRELOAD=${CARACAL_PRELOAD_PREFIX}$<TARGET_FILE:caracal>)
+else()
+  set(_replay_env -genv STRESS_TRACE 1 -genv CARACAL_COLL force -genv CARACAL_NODE_SIZE 2 -genv CARACAL_BCAST knomial:3
+                  -genv LD_PRELOAD ${CARACAL_PRELOAD_PREFIX}$<TARGET_FILE:caracal>)
+endif()
+string(REPLACE ";" " " _replay_env "${_replay_env}")
+string(REPLACE ";" " " _replay_flags "${CARACAL_MPIEXEC_FLAGS}")
+add_test(NAME stress_replay_np3
+         COMMAND sh -c "run() { ${CARACAL_MPIEXEC} ${_replay_flags} -n 3 ${_replay_env} $<TARGET_FILE:caracal-stress> 1042 300 2>&1 | grep '^stress'; }; \
+a=$(run); b=$(run); echo \"$a\" | tail -1; n=$(echo \"$a\" | grep -c '^stress: call'); echo \"$n calls traced\"; \
+test $n -gt 300 && test \"$a\" = \"$b\" && echo \"$a\" | tail -1 | grep -q ', 0 mismatches'")
+set_tests_properties(stress_replay_np3 PROPERTIES TIMEOUT 300
+  ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
