@@ -3,6 +3,8 @@
 #include "log.h"
 #include "progress.h"
 #include "config.h"
+#include "coll/steps.h"
+#include <stdlib.h>
 #include <string.h>
 
 static size_t tsize(MPI_Datatype dt)
@@ -49,12 +51,39 @@ size_t caracal_coll_call_bytes(const caracal_coll_call *c, int n)
     }
 }
 
+/* The v-variants whose counts every rank knows alike (allgatherv's and reduce_scatter's
+ * recvcounts): empty when they are all zero. gatherv, scatterv, alltoallv are not decided
+ * here: a rank there knows only its own counts, and a rank that left early would miss the
+ * tag block and the shared-memory steps its peers take. */
+static int vector_empty(const caracal_coll_call *call, MPI_Comm comm, int flags)
+{
+    int n = 0;
+    if ((call->coll != CARACAL_ALLGATHERV && call->coll != CARACAL_REDUCE_SCATTER) || !call->rcounts ||
+        !caracal_coll_mode())
+        return 0;
+    if (call->coll == CARACAL_ALLGATHERV && call->sbuf != MPI_IN_PLACE && call->scount != 0 &&
+        tsize(call->sdt) != 0)
+        return 0; /* a non-empty send against empty receives: the library reports it */
+    if (comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &n) != MPI_SUCCESS)
+        return 0;
+    if ((flags & CARACAL_FAM_OP) && call->op == MPI_OP_NULL)
+        return 0;
+    size_t bytes = call->coll == CARACAL_ALLGATHERV ? tsize(call->rdt) : tsize(call->sdt);
+    for (int i = 0; i < n; i++)
+        if (call->rcounts[i] < 0 || (call->rcounts[i] > 0 && bytes))
+            return 0;
+    return 1;
+}
+
 int caracal_coll_call_empty(const caracal_coll_call *call, MPI_Comm comm)
 {
     int flags = caracal_family_flags(call->coll), n = 0;
-    if (call->coll == CARACAL_BARRIER || (flags & (CARACAL_FAM_NATIVE | CARACAL_FAM_VECTOR)) ||
-        caracal_select_never(call->coll))
+    if ((flags & CARACAL_FAM_NATIVE) || caracal_select_never(call->coll))
         return 0; /* an all-native family: the library returns from an empty call as fast */
+    if (flags & CARACAL_FAM_VECTOR)
+        return vector_empty(call, comm, flags);
+    if (call->coll == CARACAL_BARRIER)
+        return 0;
     /* every blocking call comes here: the byte count first (no communicator query: the
      * scalar-count families' bytes do not depend on its size), the checks only when empty */
     if (call->scount < 0 || call->rcount < 0 || caracal_coll_call_bytes(call, 0) != 0 || !caracal_coll_mode())
@@ -96,19 +125,218 @@ caracal_task *caracal_coll_plan_task(const caracal_coll_plan *plan, const caraca
     return plan->alg->start(&a, call);
 }
 
+/* ---- blocking calls: the last program of each family, replayed ----
+ * A blocking call that repeats the previous one of its family (same hierarchy, algorithm
+ * and parameter, arguments, buffers and, for the v-variants, counts and displacements with
+ * the same contents) replays the steps program built for it, rewound and with the call's
+ * fresh tag, instead of building it again: for small calls building is most of Caracal's
+ * own work. Only with predefined datatypes where the call reads them (a derived type can
+ * be freed and its handle reused for another layout, which the program has baked in), only
+ * steps programs (schedules with shm steps reserve their steps when built), only when
+ * nothing else is in flight (the program then runs inline: it is idle whenever it is
+ * looked up). At most one program per family, kept until a different call of the family
+ * or MPI_Finalize (caracal_coll_replay_clear); it keeps its hierarchy alive meanwhile, and
+ * the programs of freed communicators are dropped before any hierarchy is built
+ * (caracal_coll_replay_sweep), so that their shared-memory segments return to the node's
+ * budget (CARACAL_SHM_CAP) before a new one is taken. */
+typedef struct {
+    caracal_task *task;
+    caracal_hier *h;
+    unsigned long serial, generation;
+    const caracal_alg_info *alg;
+    int param;
+    caracal_coll_call call;
+    int n;
+    int *arrays; /* [4][n]: scounts, sdispls, rcounts, rdispls where the call reads them */
+} replay_entry;
+static replay_entry replay[CARACAL_NCOLL];
+
+static int named(MPI_Datatype dt)
+{
+    int ni, na, nd, combiner;
+    return dt != MPI_DATATYPE_NULL && PMPI_Type_get_envelope(dt, &ni, &na, &nd, &combiner) == MPI_SUCCESS &&
+           combiner == MPI_COMBINER_NAMED;
+}
+
+/* the arrays and datatypes this rank's call reads: 0 if the family is not replayed or a
+ * datatype it reads is derived */
+static int replay_reads(const caracal_coll_call *c, int me, const int *arrays[4])
+{
+    int root = c->root == me, s_used = 1, r_used = 1;
+    arrays[0] = arrays[1] = arrays[2] = arrays[3] = NULL;
+    switch (c->coll) {
+    case CARACAL_ALLGATHERV:
+    case CARACAL_REDUCE_SCATTER:
+        arrays[2] = c->rcounts;
+        arrays[3] = c->rdispls;
+        /* fall through */
+    case CARACAL_ALLGATHER:
+    case CARACAL_ALLTOALL:
+        s_used = c->sbuf != MPI_IN_PLACE;
+        break;
+    case CARACAL_ALLTOALLV:
+        s_used = c->sbuf != MPI_IN_PLACE;
+        arrays[0] = s_used ? c->scounts : NULL;
+        arrays[1] = s_used ? c->sdispls : NULL;
+        arrays[2] = c->rcounts;
+        arrays[3] = c->rdispls;
+        break;
+    case CARACAL_GATHERV:
+        arrays[2] = root ? c->rcounts : NULL;
+        arrays[3] = root ? c->rdispls : NULL;
+        /* fall through */
+    case CARACAL_GATHER:
+        s_used = !(root && c->sbuf == MPI_IN_PLACE);
+        r_used = root;
+        break;
+    case CARACAL_SCATTERV:
+        arrays[0] = root ? c->scounts : NULL;
+        arrays[1] = root ? c->sdispls : NULL;
+        /* fall through */
+    case CARACAL_SCATTER:
+        s_used = root;
+        r_used = !(root && c->rbuf == MPI_IN_PLACE);
+        break;
+    case CARACAL_REDUCE_SCATTER_BLOCK:
+    case CARACAL_SCAN:
+    case CARACAL_EXSCAN:
+        r_used = 0; /* one datatype: sdt */
+        s_used = 1;
+        break;
+    default:
+        return 0;
+    }
+    if (c->coll == CARACAL_REDUCE_SCATTER) { /* one datatype, sdt, in place or not */
+        s_used = 1;
+        r_used = 0;
+    }
+    return (!s_used || named(c->sdt)) && (!r_used || named(c->rdt));
+}
+
+static int same_call(const caracal_coll_call *a, const caracal_coll_call *b)
+{
+    return a->coll == b->coll && a->sbuf == b->sbuf && a->rbuf == b->rbuf && a->scount == b->scount &&
+           a->rcount == b->rcount && a->scounts == b->scounts && a->sdispls == b->sdispls &&
+           a->rcounts == b->rcounts && a->rdispls == b->rdispls && a->sdt == b->sdt && a->rdt == b->rdt &&
+           a->op == b->op && a->root == b->root;
+}
+
+static void replay_drop(replay_entry *e)
+{
+    if (e->task)
+        e->task->destroy(e->task); /* releases the hierarchy the program retained */
+    free(e->arrays);
+    memset(e, 0, sizeof *e);
+}
+
+void caracal_coll_replay_clear(void)
+{
+    for (int c = 0; c < CARACAL_NCOLL; c++)
+        replay_drop(&replay[c]);
+}
+
+void caracal_coll_replay_sweep(void)
+{
+    /* the program's own reference is the last one: its communicator was freed */
+    for (int c = 0; c < CARACAL_NCOLL; c++)
+        if (replay[c].task && replay[c].h->refs <= 1)
+            replay_drop(&replay[c]);
+}
+
+/* the kept program if this call repeats it (rewound, retagged), else NULL; *keep says
+ * whether the task the caller builds may be kept for the next call */
+static caracal_task *replay_find(const caracal_coll_plan *plan, const caracal_coll_call *call, int *keep)
+{
+    replay_entry *e = &replay[call->coll];
+    const int *arrays[4];
+    *keep = replay_reads(call, plan->h->rank, arrays);
+    if (!*keep)
+        return NULL;
+    int n = plan->h->size;
+    if (e->task && e->h == plan->h && e->serial == plan->h->serial && e->alg == plan->alg &&
+        e->param == plan->choice.top.param && e->generation == caracal_select_generation && e->n == n &&
+        same_call(&e->call, call)) {
+        int same = 1;
+        for (int k = 0; k < 4 && same; k++)
+            same = !arrays[k] || !memcmp(e->arrays + (size_t)k * n, arrays[k], (size_t)n * sizeof(int));
+        if (same) {
+            caracal_steps_rewind(e->task);
+            caracal_steps_retag(e->task, caracal_hier_next_tag(plan->h)); /* every rank takes one tag */
+            return e->task;
+        }
+    }
+    return NULL;
+}
+
+static void replay_keep(const caracal_coll_plan *plan, const caracal_coll_call *call, caracal_task *t)
+{
+    replay_entry *e = &replay[call->coll];
+    const int *arrays[4];
+    int n = plan->h->size;
+    replay_drop(e);
+    replay_reads(call, plan->h->rank, arrays);
+    e->arrays = calloc((size_t)4 * n, sizeof(int));
+    if (!e->arrays)
+        return;
+    for (int k = 0; k < 4; k++)
+        if (arrays[k])
+            memcpy(e->arrays + (size_t)k * n, arrays[k], (size_t)n * sizeof(int));
+    e->task = t;
+    e->h = plan->h;
+    e->serial = plan->h->serial;
+    e->generation = caracal_select_generation;
+    e->alg = plan->alg;
+    e->param = plan->choice.top.param;
+    e->call = *call;
+    e->n = n;
+}
+
+static int replay_is(const caracal_task *t)
+{
+    for (int c = 0; c < CARACAL_NCOLL; c++)
+        if (replay[c].task == t)
+            return 1;
+    return 0;
+}
+
 int caracal_coll_call_start(const caracal_coll_call *call, MPI_Comm comm, int blocking, caracal_task **task)
 {
     caracal_coll_plan plan;
     *task = NULL;
     if (!caracal_coll_call_plan(call, comm, blocking, &plan))
         return 0;
+    int keep = 0;
+    if (blocking && !caracal_active_requests && (*task = replay_find(&plan, call, &keep)))
+        return 1;
     *task = caracal_coll_plan_task(&plan, call);
+    if (*task && keep && blocking && !caracal_active_requests && caracal_steps_is(*task))
+        replay_keep(&plan, call, *task);
     return *task != NULL;
 }
 
 int caracal_coll_call_finish(caracal_task *task, MPI_Request *request)
 {
-    return request ? caracal_request_start(task, request, NULL, NULL) : caracal_request_run(task, NULL, NULL);
+    if (request)
+        return caracal_request_start(task, request, NULL, NULL);
+    if (caracal_active_requests && !replay_is(task)) /* (a kept program is only used when none is) */
+        return caracal_request_run(task, NULL, NULL); /* progresses the others meanwhile */
+    /* nothing else in flight: run the task right here, without a request record (a small
+     * blocking call is where per-call work shows) */
+    unsigned spins = 0;
+    unsigned long seen = caracal_progress_ticks;
+    while (!caracal_task_step(task)) {
+        if (caracal_progress_ticks != seen) /* something moved: keep spinning */
+            spins = 0;
+        seen = caracal_progress_ticks;
+        /* a stalled wait pokes the library's progress in the backoff (core/wait.h): a peer
+         * may be waiting for a native nonblocking operation of this rank that only the
+         * library can move, and a shm task's wait makes no MPI call (tests/stress seed 12
+         * at -n 3) */
+        caracal_backoff(&spins);
+    }
+    if (!replay_is(task)) /* a kept program stays for the next call */
+        task->destroy(task);
+    return MPI_SUCCESS;
 }
 
 int caracal_native_mode_ = -1;

@@ -68,8 +68,9 @@ int caracal_coll_applies(caracal_coll c, int blocking, MPI_Comm comm, size_t byt
                          caracal_choice *choice, caracal_hier **h);
 
 /** Whether this call moves no data on any rank (a type signature of 0 bytes, which MPI
- *  makes the same on every rank; v-variants and barrier never are): a blocking call then
- *  returns at once after the argument checks, as the libraries do. */
+ *  makes the same on every rank; among the v-variants only allgatherv and reduce_scatter,
+ *  whose recvcounts every rank knows, with all of them 0; barrier never): a blocking call
+ *  then returns at once after the argument checks, as the libraries do. */
 int caracal_coll_call_empty(const caracal_coll_call *call, MPI_Comm comm);
 /** Whether Caracal runs this call, and if so its task in *task (run it with
  *  caracal_coll_call_finish). Returns 0 when the caller must run the native function.
@@ -90,6 +91,11 @@ caracal_task *caracal_coll_plan_task(const caracal_coll_plan *plan, const caraca
 /** Run a started task to completion (request NULL) or hand it out as *request. */
 int caracal_coll_call_finish(caracal_task *task, MPI_Request *request);
 
+/** Drop the programs kept for replaying repeated blocking calls (coll/call.c; before
+ *  MPI_Finalize, before the hierarchies go). */
+void caracal_coll_replay_clear(void);
+/** Drop the kept programs whose communicator was freed (before a hierarchy is built). */
+void caracal_coll_replay_sweep(void);
 /** Free the persistent collectives the application left (coll/persistent.c; before MPI_Finalize). */
 void caracal_persist_finalize(void);
 

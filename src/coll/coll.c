@@ -51,6 +51,7 @@ static void before_finalize(void)
     while (caracal_active_requests) /* collectives the application never waited for */
         caracal_progress();
     caracal_persist_finalize();
+    caracal_coll_replay_clear();
     caracal_hier_finalize();
     enabled = 0;
 }
@@ -95,6 +96,7 @@ int caracal_coll_applies(caracal_coll c, int blocking, MPI_Comm comm, size_t byt
          * first finishes what it has in flight, as before a native blocking collective. */
         if (!(*h = caracal_hier_find(comm))) {
             caracal_before_native_collective();
+            caracal_coll_replay_sweep(); /* freed communicators' segments back to the budget first */
             *h = caracal_hier_get(comm);
         }
     } else if (!(*h = caracal_hier_find(comm))) {
@@ -112,7 +114,8 @@ int caracal_coll_applies(caracal_coll c, int blocking, MPI_Comm comm, size_t byt
          * hierarchy and the segment's setup are agreed by every rank), and only for operators
          * the shm steps combine (non-commutative ones would run flat point-to-point) */
         int commute = 1;
-        if ((caracal_family_flags(c) & CARACAL_FAM_OP) && op != MPI_OP_NULL)
+        /* (the shm rows of reduce_scatter, scan, exscan combine in rank order: any operator) */
+        if ((c == CARACAL_REDUCE || c == CARACAL_ALLREDUCE) && op != MPI_OP_NULL)
             PMPI_Op_commutative(op, &commute);
         /* elsewhere the next matching rule applies (a node-level schedule for a communicator
          * spanning nodes, or native): every rank sees the same hierarchy, segment and operator */

@@ -75,13 +75,40 @@ size_t *caracal_gf_offsets(caracal_steps *s, int n, const int *order, const size
     return off;
 }
 
+char *caracal_gf_packed(caracal_steps *s, int n, const int *order, const size_t *off, void *rbuf,
+                        const int *rdispls, MPI_Datatype rdt, int *direct)
+{
+    MPI_Aint extent;
+    *direct = 0;
+    if (rbuf && rbuf != MPI_IN_PLACE && caracal_type_is_contiguous(rdt, &extent)) {
+        *direct = 1;
+        for (int p = 0; p < n && *direct; p++) /* empty blocks may sit anywhere */
+            if (off[p + 1] != off[p] && (MPI_Aint)rdispls[order ? order[p] : p] * extent != (MPI_Aint)off[p])
+                *direct = 0;
+    }
+    return *direct ? rbuf : caracal_steps_scratch_raw(s, off[n]);
+}
+
+const char *caracal_gf_bytes_now(const void *buf, int count, MPI_Datatype dt, char *to)
+{
+    MPI_Aint extent;
+    size_t bytes = caracal_gf_bytes(count, dt);
+    if (!bytes || caracal_type_is_contiguous(dt, &extent))
+        return buf;
+    int pos = 0;
+    caracal_type_pack(buf, count, dt, to, (int)bytes, &pos);
+    return to;
+}
+
 void caracal_gf_pack_own(caracal_steps *s, const void *sbuf, int scount, MPI_Datatype sdt, const void *rbuf,
                          int rcount_me, int displ_me, MPI_Datatype rdt, void *out)
 {
-    if (sbuf == MPI_IN_PLACE)
-        caracal_steps_pack(s, caracal_gf_at(rbuf, rdt, displ_me), rcount_me, rdt, out);
-    else
+    if (sbuf == MPI_IN_PLACE) {
+        if (caracal_gf_at(rbuf, rdt, displ_me) != out) /* else already in place (direct) */
+            caracal_steps_pack(s, caracal_gf_at(rbuf, rdt, displ_me), rcount_me, rdt, out);
+    } else {
         caracal_steps_pack(s, sbuf, scount, sdt, out);
+    }
 }
 
 void caracal_gf_unpack_all(caracal_steps *s, int n, const char *packed, const size_t *off, const int *order,

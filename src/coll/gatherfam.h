@@ -46,6 +46,15 @@ size_t caracal_gf_bytes(int count, MPI_Datatype dt);
 /** Element `i` of a buffer of dt (i * extent bytes on). */
 void *caracal_gf_at(const void *buf, MPI_Datatype dt, MPI_Aint i);
 
+/** The buffer of n packed blocks laid out by off[] over `order` (position p holds rank
+ *  order[p]; NULL: identity): the receive buffer itself when rdt is plain bytes and every
+ *  block already sits at rbuf + off[p] (*direct = 1: blocks travel straight into place and
+ *  nothing is unpacked; the common contiguous call), else scratch (*direct = 0). */
+char *caracal_gf_packed(caracal_steps *s, int n, const int *order, const size_t *off, void *rbuf,
+                        const int *rdispls, MPI_Datatype rdt, int *direct);
+/** count x dt at buf as contiguous bytes, now (not as a step): the buffer itself when dt is
+ *  plain bytes, else packed into `to` (caracal_gf_bytes(count, dt) bytes). */
+const char *caracal_gf_bytes_now(const void *buf, int count, MPI_Datatype dt, char *to);
 /** Pack this rank's contribution to an allgather(v) or gather(v) into out: sbuf with the
  *  send type, or with MPI_IN_PLACE its block in rbuf (rcount_me x rdt at displ_me). */
 void caracal_gf_pack_own(caracal_steps *s, const void *sbuf, int scount, MPI_Datatype sdt, const void *rbuf,
@@ -125,6 +134,13 @@ caracal_task *caracal_gf_start_allgather(const caracal_ml_args *a, const caracal
                                          caracal_gf_allgather_fn build);
 caracal_task *caracal_gf_start_rooted(const caracal_ml_args *a, const caracal_coll_call *call, const char *name,
                                       caracal_gf_rooted_fn build, caracal_gf_sizes_fn exchange, int by_relative);
+
+/** Whether the node groups of h are the node level of a two-level hierarchy and mine has a
+ *  shared-memory segment (the hier schedules then run their node phases on it). */
+int caracal_gf_node_shm(caracal_hier *h);
+/** allgather(v) "hier": the node phases on the segment where caracal_gf_node_shm, else the
+ *  point-to-point program; NULL (native) above one message's int range. */
+caracal_task *caracal_gf_allgather_hier_task(const caracal_ml_args *a, const caracal_coll_call *c, const char *name);
 
 /** The binomial tree over relative ranks v = (rank - root + n) % n: the subtree of v is
  *  [v, v + span) with span its lowest set bit (n for v = 0), cut at n. */

@@ -40,10 +40,12 @@ __attribute__((weak, noreturn)) void caracal_out_of_memory(size_t bytes);
  * bcast 512 B-32 KiB (0.16-0.35x; 8-64 B lost, 1.2-2.1x), reduce from 512 B (0.16-0.91x; below
  * lost), allreduce up to 4 KiB (0.29-0.66x). MPICH won too (barrier, reduce, allreduce at every
  * size, 0.14-0.5x: it busy-polls when ranks outnumber cores), but with shm at 3 ranks its
- * tests/c/test_nb_progress hangs: a rank waiting in the node segment does not progress the
- * library's nonblocking calls a peer waits for (docs/collectives.md, Progress); MPICH keeps
- * shm at 2 ranks until the waits drive native progress. A `shm` rule that cannot run (the
- * communicator spans nodes) passes to the next matching rule.
+ * tests/c/test_nb_progress hung then: a rank waiting in the node segment did not progress the
+ * library's nonblocking calls a peer waits for (docs/collectives.md, Progress). Since every
+ * Caracal wait pokes the library's progress (core/wait.c) it passes, and MPICH's one-node
+ * communicators use the node segment at every size (bcast: but 2-8 KiB, where MPICH's own was
+ * faster at 4 and 8 ranks). A `shm` rule that cannot run (the communicator spans nodes)
+ * passes to the next matching rule.
  * Edit here or override with CARACAL_<COLL> (same grammar, tried first). */
 /* Families added after the first four, from `caracal tune` on both libraries
  * (bench/results/tune-families.md, tune-openmpi.md, tune-mpich.md, 2026-11-25): a Caracal
@@ -61,10 +63,10 @@ __attribute__((weak, noreturn)) void caracal_out_of_memory(size_t bytes);
     [CARACAL_EXSCAN] = "native", [CARACAL_ALLTOALLW] = "native"
 #if defined(MPICH_VERSION)
 static const char *const defaults[CARACAL_NCOLL] = {
-    [CARACAL_BARRIER]   = "shm#2 native",
-    [CARACAL_BCAST]     = "shm#2 node/shm@2k-8k knomial:2@2k-8k native",
-    [CARACAL_REDUCE]    = "shm#2 node/shm@2k-8k knomial:2@2k-8k native",
-    [CARACAL_ALLREDUCE] = "shm#2 node/shm@2k-64k recdbl:2@2k-64k native",
+    [CARACAL_BARRIER]   = "shm native",
+    [CARACAL_BCAST]     = "shm#2 shm@-2k shm@8k- node/shm@2k-8k knomial:2@2k-8k native",
+    [CARACAL_REDUCE]    = "shm node/shm@2k-8k knomial:2@2k-8k native",
+    [CARACAL_ALLREDUCE] = "shm node/shm@2k-64k recdbl:2@2k-64k native",
     NEW_FAMILY_DEFAULTS
 };
 #else

@@ -16,30 +16,37 @@ CARACAL_START(caracal_start_allgather_hier);
 CARACAL_START(caracal_start_allgather_ring);
 CARACAL_START(caracal_start_allgather_bruck);
 CARACAL_START(caracal_start_allgather_recdbl);
+CARACAL_START(caracal_start_allgather_shm);
 /* allgatherv: coll/allgatherv/ */
 CARACAL_START(caracal_start_allgatherv_hier);
 CARACAL_START(caracal_start_allgatherv_ring);
 CARACAL_START(caracal_start_allgatherv_bruck);
+CARACAL_START(caracal_start_allgatherv_shm);
 /* gather: coll/gather/ */
 CARACAL_START(caracal_start_gather_hier);
 CARACAL_START(caracal_start_gather_binomial);
 CARACAL_START(caracal_start_gather_linear);
+CARACAL_START(caracal_start_gather_shm);
 /* gatherv: coll/gatherv/ */
 CARACAL_START(caracal_start_gatherv_hier);
 CARACAL_START(caracal_start_gatherv_binomial);
 CARACAL_START(caracal_start_gatherv_linear);
+CARACAL_START(caracal_start_gatherv_shm);
 /* scatter: coll/scatter/ */
 CARACAL_START(caracal_start_scatter_hier);
 CARACAL_START(caracal_start_scatter_binomial);
 CARACAL_START(caracal_start_scatter_linear);
+CARACAL_START(caracal_start_scatter_shm);
 /* scatterv: coll/scatterv/ */
 CARACAL_START(caracal_start_scatterv_hier);
 CARACAL_START(caracal_start_scatterv_binomial);
 CARACAL_START(caracal_start_scatterv_linear);
+CARACAL_START(caracal_start_scatterv_shm);
 /* alltoall: coll/alltoall/ */
 CARACAL_START(caracal_start_alltoall_hier);
 CARACAL_START(caracal_start_alltoall_pairwise);
 CARACAL_START(caracal_start_alltoall_bruck);
+CARACAL_START(caracal_start_alltoall_shm);
 /* alltoallv: coll/alltoallv/ */
 CARACAL_START(caracal_start_alltoallv_hier);
 CARACAL_START(caracal_start_alltoallv_pairwise);
@@ -47,17 +54,21 @@ CARACAL_START(caracal_start_alltoallv_pairwise);
 CARACAL_START(caracal_start_reduce_scatter_hier);
 CARACAL_START(caracal_start_reduce_scatter_pairwise);
 CARACAL_START(caracal_start_reduce_scatter_rechalving);
+CARACAL_START(caracal_start_reduce_scatter_shm);
 /* reduce_scatter_block: coll/reduce_scatter_block/ */
 CARACAL_START(caracal_start_reduce_scatter_block_hier);
 CARACAL_START(caracal_start_reduce_scatter_block_pairwise);
 CARACAL_START(caracal_start_reduce_scatter_block_rechalving);
+CARACAL_START(caracal_start_reduce_scatter_block_shm);
 /* scan: coll/scan/ */
 CARACAL_START(caracal_start_scan_hier);
 CARACAL_START(caracal_start_scan_recdbl);
 CARACAL_START(caracal_start_scan_linear);
+CARACAL_START(caracal_start_scan_shm);
 /* exscan: coll/exscan/ */
 CARACAL_START(caracal_start_exscan_hier);
 CARACAL_START(caracal_start_exscan_recdbl);
 CARACAL_START(caracal_start_exscan_linear);
+CARACAL_START(caracal_start_exscan_shm);
 
 #endif

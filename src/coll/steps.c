@@ -32,6 +32,11 @@ struct caracal_steps_buf {
 };
 
 typedef struct {
+    void *p;
+    size_t bytes;
+} scratch_block;
+
+typedef struct {
     int first, nmsg, nlocal; /* ops [first, first+nmsg) are messages, the next nlocal local */
 } step_round;
 
@@ -47,8 +52,10 @@ struct caracal_steps {
     int cur;           /* running round */
     int maxmsg;
     MPI_Request *req;
-    void **mem;
+    scratch_block *mem;     /* scratch owned by the program, returned to the cache at the end */
     int nmem, capmem;
+    char *arena;            /* the small-scratch block being filled, and its fill */
+    size_t arena_used;
     caracal_steps_buf **bufs;
     int nbufs, capbufs;
 };
@@ -96,11 +103,83 @@ static void add(caracal_steps *s, step_op op)
     }
 }
 
+/* ---- scratch ----
+ * A program's scratch is bounded and reused across calls: small requests (the index and
+ * size arrays of a schedule) are carved from one ARENA-byte block, larger ones (packed
+ * data) get a block of their own, and a finished program returns its blocks to a
+ * process-wide cache of at most CACHE_BLOCKS blocks and CACHE_BYTES bytes for the next
+ * program to take. A fresh large malloc is a fresh mapping (page faults and zeroing on
+ * every call) and a dozen small callocs cost as much as a small collective. */
+enum { ARENA = 4096, ARENA_MAX_REQUEST = 1024, CACHE_BLOCKS = 16 };
+#define CACHE_BYTES ((size_t)16 << 20)
+static scratch_block cache[CACHE_BLOCKS];
+static int ncache;
+static size_t cache_bytes;
+
+/* a cached block of at least `bytes` and not much more (best fit), or a new one */
+static scratch_block block_take(size_t bytes)
+{
+    int best = -1;
+    for (int i = 0; i < ncache; i++)
+        if (cache[i].bytes >= bytes && cache[i].bytes <= 2 * bytes + ARENA &&
+            (best < 0 || cache[i].bytes < cache[best].bytes))
+            best = i;
+    if (best >= 0) {
+        scratch_block b = cache[best];
+        cache[best] = cache[--ncache];
+        cache_bytes -= b.bytes;
+        return b;
+    }
+    scratch_block b = {caracal_xmalloc(bytes ? bytes : 1), bytes};
+    return b;
+}
+
+static void block_give(scratch_block b)
+{
+    if (ncache == CACHE_BLOCKS || cache_bytes + b.bytes > CACHE_BYTES) {
+        /* full: evict the smallest block if this one is larger (large blocks are the
+         * expensive ones to make), else free this one */
+        int small = -1;
+        for (int i = 0; i < ncache; i++)
+            if (small < 0 || cache[i].bytes < cache[small].bytes)
+                small = i;
+        if (small < 0 || cache[small].bytes >= b.bytes || cache_bytes - cache[small].bytes + b.bytes > CACHE_BYTES) {
+            free(b.p);
+            return;
+        }
+        free(cache[small].p);
+        cache_bytes -= cache[small].bytes;
+        cache[small] = cache[--ncache];
+    }
+    cache[ncache++] = b;
+    cache_bytes += b.bytes;
+}
+
+static void *keep(caracal_steps *s, scratch_block b)
+{
+    s->mem = grow(s->mem, &s->capmem, s->nmem + 1, sizeof *s->mem);
+    s->mem[s->nmem++] = b;
+    return b.p;
+}
+
+void *caracal_steps_scratch_raw(caracal_steps *s, size_t bytes)
+{
+    if (bytes <= ARENA_MAX_REQUEST) {
+        size_t at = (s->arena_used + 15) & ~(size_t)15;
+        if (!s->arena || at + bytes > ARENA) {
+            s->arena = keep(s, block_take(ARENA));
+            at = 0;
+        }
+        s->arena_used = at + bytes;
+        return s->arena + at;
+    }
+    return keep(s, block_take(bytes));
+}
+
 void *caracal_steps_scratch(caracal_steps *s, size_t bytes)
 {
-    void *p = caracal_xcalloc(1, bytes ? bytes : 1);
-    s->mem = grow(s->mem, &s->capmem, s->nmem + 1, sizeof *s->mem);
-    s->mem[s->nmem++] = p;
+    void *p = caracal_steps_scratch_raw(s, bytes);
+    memset(p, 0, bytes);
     return p;
 }
 
@@ -145,18 +224,34 @@ void caracal_steps_copy(caracal_steps *s, void *dst, const void *src, size_t byt
         add(s, (step_op){.kind = OP_COPY, .dst = dst, .src = src, .bytes = bytes});
 }
 
+/* plain bytes (size == extent, lower bound 0): packing is a memcpy, without MPI_Pack's
+ * per-call cost */
+static int plain(MPI_Datatype dt)
+{
+    MPI_Aint extent;
+    return dt == MPI_BYTE || caracal_type_is_contiguous(dt, &extent);
+}
+
 void caracal_steps_pack(caracal_steps *s, const void *src, int count, MPI_Datatype dt, void *out)
 {
-    if (count > 0)
-        add(s, (step_op){.kind = OP_PACK, .src = src, .dst = out, .count = count, .dt = dt,
-                         .bytes = (size_t)count * caracal_type_size(dt)});
+    if (count <= 0)
+        return;
+    size_t bytes = (size_t)count * caracal_type_size(dt);
+    if (src != MPI_BOTTOM && plain(dt))
+        caracal_steps_copy(s, out, src, bytes);
+    else
+        add(s, (step_op){.kind = OP_PACK, .src = src, .dst = out, .count = count, .dt = dt, .bytes = bytes});
 }
 
 void caracal_steps_unpack(caracal_steps *s, const void *in, void *dst, int count, MPI_Datatype dt)
 {
-    if (count > 0)
-        add(s, (step_op){.kind = OP_UNPACK, .src = in, .dst = dst, .count = count, .dt = dt,
-                         .bytes = (size_t)count * caracal_type_size(dt)});
+    if (count <= 0)
+        return;
+    size_t bytes = (size_t)count * caracal_type_size(dt);
+    if (dst != MPI_BOTTOM && plain(dt))
+        caracal_steps_copy(s, dst, in, bytes);
+    else
+        add(s, (step_op){.kind = OP_UNPACK, .src = in, .dst = dst, .count = count, .dt = dt, .bytes = bytes});
 }
 
 void caracal_steps_typecopy(caracal_steps *s, void *dst, const void *src, int count, MPI_Datatype dt)
@@ -244,7 +339,7 @@ static void destroy(caracal_task *t)
         free(s->bufs[i]->p);
     free(s->bufs);
     for (int i = 0; i < s->nmem; i++)
-        free(s->mem[i]);
+        block_give(s->mem[i]);
     free(s->mem);
     free(s->ops);
     free(s->rounds);

@@ -24,8 +24,12 @@ typedef struct caracal_steps caracal_steps;
 /** A new program; `h` (may be NULL) is retained until the task is destroyed. All messages
  *  use `tag` (one block per collective: caracal_hier_next_tag). */
 caracal_steps *caracal_steps_new(const char *name, caracal_hier *h, int tag);
-/** Memory owned by the program (zeroed, freed with the task); never NULL. */
+/** Memory owned by the program (zeroed, released with the task); never NULL. Taken from a
+ *  bounded process-wide cache of blocks that finished programs give back (steps.c). */
 void *caracal_steps_scratch(caracal_steps *s, size_t bytes);
+/** The same, not zeroed: buffers every byte of which is written before it is read (packed
+ *  data), where zeroing a large block would cost as much as the copy. */
+void *caracal_steps_scratch_raw(caracal_steps *s, size_t bytes);
 
 /* messages (count elements of dt; peer is a rank of comm; count 0 or peer < 0 records nothing) */
 void caracal_steps_send(caracal_steps *s, MPI_Comm comm, int peer, const void *buf, int count, MPI_Datatype dt);

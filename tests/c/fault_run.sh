@@ -7,7 +7,7 @@
 # No shared-memory segment of this job (/dev/shm/caracal-PID-*, caracal-budget-PID-*, PID =
 # rank 0's, the creator) may be left behind. Prints how long the job and its ranks took.
 # A launcher that stays after every rank has ended (Open MPI 4.1.4's mpiexec can deadlock in
-# PMIx_server_finalize after MPI_Abort: docs/fuzzing.md, known native bugs) is killed after
+# PMIx_server_finalize after MPI_Abort: docs/native-bugs.md) is killed after
 # 15 s and reported as a NOTE: the ranks, Caracal's part, ended.
 limit=$1 expect=$2
 shift 2

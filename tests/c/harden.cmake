@@ -108,7 +108,7 @@ set_tests_properties(stress_replay_np3 PROPERTIES TIMEOUT 300
 # the library's results with no segment to be had. Mid-run: tests/c/test_devshm_fill.c fills
 # it after the world's segment exists, then large calls, a new duplicate and a split. Open
 # MPI's own shared-memory transport (btl/vader) maps its file in /dev/shm without reserving
-# its pages and dies of SIGBUS when /dev/shm fills (docs/fuzzing.md, known native bugs): its
+# its pages and dies of SIGBUS when /dev/shm fills (docs/native-bugs.md): its
 # file goes to /tmp here (btl_vader_backing_directory), so that the test is about Caracal.
 add_executable(test_devshm_fill test_devshm_fill.c)
 set(_devshm_rules "CARACAL_COLL=force;CARACAL_BARRIER=node/shm,hier;CARACAL_BCAST=node/shm,knomial;CARACAL_REDUCE=node/shm,knomial;CARACAL_ALLREDUCE=node/shm,recdbl")
@@ -120,7 +120,7 @@ endif()
 string(REPLACE ";" " " _devshm_pre_s "${_devshm_pre}")
 string(REPLACE ";" " " _devshm_flags "${CARACAL_MPIEXEC_FLAGS}")
 # MPICH 4.0.2 itself dies of SIGBUS in MPI_Init when /dev/shm is full (its own segment,
-# before Caracal runs; docs/fuzzing.md): the setup case runs on Open MPI only.
+# before Caracal runs; docs/native-bugs.md): the setup case runs on Open MPI only.
 if(CARACAL_MPI STREQUAL "openmpi")
 add_test(NAME devshm_full_at_setup_np3
          COMMAND ${PROJECT_SOURCE_DIR}/tests/c/small_devshm.sh 16m sh -c

@@ -136,6 +136,35 @@ def test_coll_across_hosts(testbed, mpi, rules):
     assert f"levels=node({hosts}x2)+top(1x{hosts})" in out, out[-4000:]
 
 
+# The twelve newer families (tests/c/test_gatherfam.c, test_a2afam.c: every result computed
+# from first principles, and each program fails a call that Caracal did not run) with their
+# node-aware schedules forced, the node groups being the emulated hosts: leaders exchange
+# whole-host blocks over TCP. 2 hosts x 2 ranks, and 3 hosts holding 2 + 2 + 1 ranks.
+FAMILY_RULES = {
+    "test_gatherfam": ["CARACAL_ALLGATHER=hier", "CARACAL_ALLGATHERV=hier", "CARACAL_GATHER=hier",
+                       "CARACAL_GATHERV=hier", "CARACAL_SCATTER=hier", "CARACAL_SCATTERV=hier"],
+    "test_a2afam": ["CARACAL_ALLTOALL=hier", "CARACAL_ALLTOALLV=hier", "CARACAL_REDUCE_SCATTER=hier",
+                    "CARACAL_REDUCE_SCATTER_BLOCK=hier", "CARACAL_SCAN=hier", "CARACAL_EXSCAN=hier"],
+}
+
+
+@pytest.mark.parametrize("program", sorted(FAMILY_RULES))
+def test_families_across_hosts(testbed, mpi, program):
+    name, hosts = testbed
+    n = 4 if hosts == 2 else 5
+    p = tb_run(name, mpi, n, 2, str(BUILDS[mpi] / "bin" / program), "small",
+               env=FAMILY_RULES[program] + ["CARACAL_LOG=algo"], timeout=300)
+    out = p.stdout + p.stderr
+    assert p.returncode == 0, out[-4000:]
+    m = re.search(rf"{program}: (\d+) ranks, (\d+) (?:calls|cases) per rank, (\d+) failures", out)
+    assert m, out[-4000:]
+    assert (int(m.group(1)), int(m.group(3))) == (n, 0)
+    assert int(m.group(2)) > 0
+    # the hierarchy saw the hosts: a node group per host, the hosts' leaders on top
+    shape = "node(2x2)+top(1x2)" if hosts == 2 else "node("
+    assert f"levels={shape}" in out, out[-4000:]
+
+
 def test_run_timeout_kills_everything(testbed, mpi):
     name, hosts = testbed
     t0 = time.monotonic()

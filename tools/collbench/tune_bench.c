@@ -5,7 +5,8 @@
  * Linked with libcaracal, so MPI_<coll> is Caracal's entry point; between measurements
  * every rank switches the family's rules with caracal_set_rules() to one candidate (`native`
  * is the library's algorithm as the launch configured it, reached through Caracal's entry
- * like any native-selected call; `pmpi` calls the library's PMPI_* entry directly, nothing of
+ * like any native-selected call; `default` the selection the launch would make without
+ * tuning; `pmpi` calls the library's PMPI_* entry directly, nothing of
  * Caracal in the way: the baseline of `caracal tune --verify`). All candidates of a size are timed in the same launch,
  * interleaved: each repetition visits them in a fresh random order (the same on every rank,
  * from the seed), so drift and the VM's speed modes hit them alike.
@@ -95,12 +96,13 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* switch to candidate c: pmpi bypasses Caracal, anything else is a rule of the family */
+/* switch to candidate c: pmpi bypasses Caracal, `default` is the selection as the launch
+ * configured it (settings, rules file, built-in defaults), anything else a rule of the family */
 static void use(const struct opts *o, int c)
 {
     collbench_pmpi = !strcmp(o->cands[c], "pmpi");
     if (!collbench_pmpi)
-        caracal_set_rules(o->coll, o->cands[c]);
+        caracal_set_rules(o->coll, strcmp(o->cands[c], "default") ? o->cands[c] : NULL);
 }
 
 static double quantile(const double *s, int n, double q)
@@ -132,7 +134,7 @@ int main(int argc, char **argv)
     struct opts o;
     parse(argc, argv, &o);
     for (int c = 0; c < o.ncands; c++) /* every candidate must be a rule the selection takes */
-        if (strcmp(o.cands[c], "pmpi") && caracal_set_rules(o.coll, o.cands[c]) != 0)
+        if (strcmp(o.cands[c], "pmpi") && strcmp(o.cands[c], "default") && caracal_set_rules(o.coll, o.cands[c]) != 0)
             tool_usage_error("'%s' is not a rule of %s's selection (see caracal info --algorithms)", o.cands[c], o.coll);
     size_t maxb = 8;
     for (int i = 0; i < o.nsizes; i++)

@@ -18,7 +18,8 @@ void caracal_gf_allgatherv_bruck(caracal_steps *s, const caracal_hier *h, const 
     for (int j = 0; j < n; j++)
         order[j] = (me + j) % n;
     size_t *off = caracal_gf_offsets(s, n, order, bytes);
-    char *packed = caracal_steps_scratch(s, off[n]);
+    int direct;
+    char *packed = caracal_gf_packed(s, n, order, off, rbuf, rdispls, rdt, &direct);
     caracal_gf_pack_own(s, sbuf, scount, sdt, rbuf, rcounts[me], rdispls[me], rdt, packed);
     for (int d = 1; d < n; d *= 2) {
         int cnt = d < n - d ? d : n - d;
@@ -26,7 +27,8 @@ void caracal_gf_allgatherv_bruck(caracal_steps *s, const caracal_hier *h, const 
         caracal_steps_recv_bytes(s, h->dup, (me + d) % n, packed + off[d], off[d + cnt] - off[d]);
         caracal_steps_next(s);
     }
-    caracal_gf_unpack_all(s, n, packed, off, order, rbuf, rcounts, rdispls, rdt, sbuf == MPI_IN_PLACE ? me : -1);
+    if (!direct)
+        caracal_gf_unpack_all(s, n, packed, off, order, rbuf, rcounts, rdispls, rdt, sbuf == MPI_IN_PLACE ? me : -1);
 }
 
 CARACAL_START(caracal_start_allgather_bruck)

@@ -18,7 +18,8 @@ void caracal_gf_allgatherv_recdbl(caracal_steps *s, const caracal_hier *h, const
     for (int i = 0; i < n; i++)
         bytes[i] = caracal_gf_bytes(rcounts[i], rdt);
     size_t *off = caracal_gf_offsets(s, n, NULL, bytes);
-    char *packed = caracal_steps_scratch(s, off[n]);
+    int direct;
+    char *packed = caracal_gf_packed(s, n, NULL, off, rbuf, rdispls, rdt, &direct);
     caracal_gf_pack_own(s, sbuf, scount, sdt, rbuf, rcounts[me], rdispls[me], rdt, packed + off[me]);
     for (int d = 1; d < n; d *= 2) {
         int mine = me & ~(d - 1), peer = me ^ d, theirs = peer & ~(d - 1);
@@ -26,7 +27,8 @@ void caracal_gf_allgatherv_recdbl(caracal_steps *s, const caracal_hier *h, const
         caracal_steps_recv_bytes(s, h->dup, peer, packed + off[theirs], off[theirs + d] - off[theirs]);
         caracal_steps_next(s);
     }
-    caracal_gf_unpack_all(s, n, packed, off, NULL, rbuf, rcounts, rdispls, rdt, sbuf == MPI_IN_PLACE ? me : -1);
+    if (!direct)
+        caracal_gf_unpack_all(s, n, packed, off, NULL, rbuf, rcounts, rdispls, rdt, sbuf == MPI_IN_PLACE ? me : -1);
 }
 
 CARACAL_START(caracal_start_allgather_recdbl)

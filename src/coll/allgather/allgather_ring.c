@@ -14,7 +14,8 @@ void caracal_gf_allgatherv_ring(caracal_steps *s, const caracal_hier *h, const v
     for (int i = 0; i < n; i++)
         bytes[i] = caracal_gf_bytes(rcounts[i], rdt);
     size_t *off = caracal_gf_offsets(s, n, NULL, bytes);
-    char *packed = caracal_steps_scratch(s, off[n]);
+    int direct;
+    char *packed = caracal_gf_packed(s, n, NULL, off, rbuf, rdispls, rdt, &direct);
     caracal_gf_pack_own(s, sbuf, scount, sdt, rbuf, rcounts[me], rdispls[me], rdt, packed + off[me]);
     int right = (me + 1) % n, left = (me - 1 + n) % n;
     for (int t = 0; t < n - 1; t++) {
@@ -23,7 +24,8 @@ void caracal_gf_allgatherv_ring(caracal_steps *s, const caracal_hier *h, const v
         caracal_steps_recv_bytes(s, h->dup, left, packed + off[in], bytes[in]);
         caracal_steps_next(s); /* the next step forwards what this one received */
     }
-    caracal_gf_unpack_all(s, n, packed, off, NULL, rbuf, rcounts, rdispls, rdt, sbuf == MPI_IN_PLACE ? me : -1);
+    if (!direct)
+        caracal_gf_unpack_all(s, n, packed, off, NULL, rbuf, rcounts, rdispls, rdt, sbuf == MPI_IN_PLACE ? me : -1);
 }
 
 CARACAL_START(caracal_start_allgather_ring)

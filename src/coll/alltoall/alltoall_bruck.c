@@ -33,9 +33,9 @@ CARACAL_START(caracal_start_alltoall_bruck)
         t->destroy(t);
         return NULL;
     }
-    char *slots = caracal_steps_scratch(s, (size_t)n * block);
-    char *out = caracal_steps_scratch(s, (size_t)(n / 2 + 1) * block);
-    char *in = caracal_steps_scratch(s, (size_t)(n / 2 + 1) * block);
+    char *slots = caracal_steps_scratch_raw(s, (size_t)n * block);
+    char *out = caracal_steps_scratch_raw(s, (size_t)(n / 2 + 1) * block);
+    char *in = caracal_steps_scratch_raw(s, (size_t)(n / 2 + 1) * block);
     for (int i = 0; i < n; i++)
         caracal_steps_pack(s, sbuf + caracal_type_offset(sdt, (MPI_Aint)((r + i) % n) * scount), scount, sdt,
                            slots + (size_t)i * block);

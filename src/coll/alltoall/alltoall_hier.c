@@ -47,7 +47,7 @@ CARACAL_START(caracal_start_alltoall_hier)
     size_t row = (size_t)n * block; /* one rank's n blocks */
 
     if (r != leader) {
-        char *packed = caracal_steps_scratch(s, row), *got = caracal_steps_scratch(s, row);
+        char *packed = caracal_steps_scratch_raw(s, row), *got = caracal_steps_scratch_raw(s, row);
         for (int j = 0; j < n; j++)
             caracal_steps_pack(s, sbuf + caracal_type_offset(sdt, (MPI_Aint)j * scount), scount, sdt,
                                packed + (size_t)j * block);

@@ -27,7 +27,7 @@ CARACAL_START(caracal_start_alltoall_pairwise)
         return NULL;
     }
     if (sbuf == MPI_IN_PLACE) {
-        char *packed = caracal_steps_scratch(s, (size_t)n * block), *got = caracal_steps_scratch(s, (size_t)n * block);
+        char *packed = caracal_steps_scratch_raw(s, (size_t)n * block), *got = caracal_steps_scratch_raw(s, (size_t)n * block);
         for (int j = 0; j < n; j++)
             if (j != r)
                 caracal_steps_pack(s, rbuf + caracal_type_offset(rdt, (MPI_Aint)j * rcount), rcount, rdt,
@@ -43,7 +43,7 @@ CARACAL_START(caracal_start_alltoall_pairwise)
     }
     int scount = call->scount;
     MPI_Datatype sdt = call->sdt;
-    char *own = caracal_steps_scratch(s, block);
+    char *own = caracal_steps_scratch_raw(s, block);
     caracal_steps_pack(s, sbuf + caracal_type_offset(sdt, (MPI_Aint)r * scount), scount, sdt, own);
     caracal_steps_unpack(s, own, rbuf + caracal_type_offset(rdt, (MPI_Aint)r * rcount), rcount, rdt);
     for (int k = 1; k < n; k++) {

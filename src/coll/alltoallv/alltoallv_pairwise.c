@@ -21,7 +21,7 @@ CARACAL_START(caracal_start_alltoallv_pairwise)
         size_t *at = caracal_steps_scratch(s, (size_t)(n + 1) * sizeof(size_t));
         for (int j = 0; j < n; j++)
             at[j + 1] = at[j] + (j == r ? 0 : (size_t)rcounts[j] * rsize);
-        char *packed = caracal_steps_scratch(s, at[n]), *got = caracal_steps_scratch(s, at[n]);
+        char *packed = caracal_steps_scratch_raw(s, at[n]), *got = caracal_steps_scratch_raw(s, at[n]);
         for (int j = 0; j < n; j++)
             if (j != r)
                 caracal_steps_pack(s, RBLOCK(j), rcounts[j], rdt, packed + at[j]);

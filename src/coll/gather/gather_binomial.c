@@ -14,8 +14,17 @@ void caracal_gf_gatherv_binomial(caracal_steps *s, const caracal_hier *h, const 
     int n = h->size, v = (h->rank - root + n) % n, span = caracal_gf_span(v, n);
     int len = v + span < n ? span : n - v; /* my subtree: relative ranks [v, v + len) */
     size_t *off = caracal_gf_offsets(s, len, NULL, vbytes + v);
-    char *packed = caracal_steps_scratch(s, off[len]);
-    int in_place = v == 0 && sbuf == MPI_IN_PLACE;
+    int in_place = v == 0 && sbuf == MPI_IN_PLACE, direct = 0;
+    int *order = NULL;
+    char *packed;
+    if (v == 0) { /* the root: position p holds rank p + root, straight in place where it can */
+        order = caracal_steps_scratch_raw(s, n * sizeof *order);
+        for (int p = 0; p < n; p++)
+            order[p] = (p + root) % n;
+        packed = caracal_gf_packed(s, n, order, off, rbuf, rdispls, rdt, &direct);
+    } else {
+        packed = caracal_steps_scratch_raw(s, off[len]);
+    }
     if (!in_place)
         caracal_steps_pack(s, sbuf, scount, sdt, packed);
     for (int m = 1; m < len; m <<= 1) {
@@ -27,10 +36,8 @@ void caracal_gf_gatherv_binomial(caracal_steps *s, const caracal_hier *h, const 
         caracal_steps_send_bytes(s, h->dup, (v - span + root) % n, packed, off[len]);
         return;
     }
-    int *order = caracal_steps_scratch(s, n * sizeof *order);
-    for (int p = 0; p < n; p++)
-        order[p] = (p + root) % n;
-    caracal_gf_unpack_all(s, n, packed, off, order, rbuf, rcounts, rdispls, rdt, in_place ? root : -1);
+    if (!direct)
+        caracal_gf_unpack_all(s, n, packed, off, order, rbuf, rcounts, rdispls, rdt, in_place ? root : -1);
 }
 
 CARACAL_START(caracal_start_gather_binomial)

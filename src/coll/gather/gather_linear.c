@@ -19,7 +19,7 @@ void caracal_gf_gatherv_linear(caracal_steps *s, const caracal_hier *h, const vo
         if (i != root)
             caracal_steps_recv(s, h->dup, i, caracal_gf_at(rbuf, rdt, rdispls[i]), rcounts[i], rdt);
     if (sbuf != MPI_IN_PLACE) { /* own block: send type to receive type through its bytes */
-        char *packed = caracal_steps_scratch(s, caracal_gf_bytes(scount, sdt));
+        char *packed = caracal_steps_scratch_raw(s, caracal_gf_bytes(scount, sdt));
         caracal_steps_pack(s, sbuf, scount, sdt, packed);
         caracal_steps_unpack(s, packed, caracal_gf_at(rbuf, rdt, rdispls[root]), rcounts[root], rdt);
     }

@@ -14,7 +14,7 @@ void caracal_gf_scatterv_binomial(caracal_steps *s, const caracal_hier *h, const
     int n = h->size, v = (h->rank - root + n) % n, span = caracal_gf_span(v, n);
     int len = v + span < n ? span : n - v; /* my subtree: relative ranks [v, v + len) */
     size_t *off = caracal_gf_offsets(s, len, NULL, vbytes + v);
-    char *packed = caracal_steps_scratch(s, off[len]);
+    char *packed = caracal_steps_scratch_raw(s, off[len]);
     int in_place = v == 0 && rbuf == MPI_IN_PLACE;
     if (v == 0) {
         for (int p = in_place ? 1 : 0; p < n; p++) {

@@ -18,7 +18,7 @@ void caracal_gf_scatterv_linear(caracal_steps *s, const caracal_hier *h, const v
         if (i != root)
             caracal_steps_send(s, h->dup, i, caracal_gf_at(sbuf, sdt, sdispls[i]), scounts[i], sdt);
     if (rbuf != MPI_IN_PLACE) { /* own block: send type to receive type through its bytes */
-        char *packed = caracal_steps_scratch(s, caracal_gf_bytes(scounts[root], sdt));
+        char *packed = caracal_steps_scratch_raw(s, caracal_gf_bytes(scounts[root], sdt));
         caracal_steps_pack(s, caracal_gf_at(sbuf, sdt, sdispls[root]), scounts[root], sdt, packed);
         caracal_steps_unpack(s, packed, rbuf, rcount, rdt);
     }
