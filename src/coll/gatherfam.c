@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include "xalloc.h"
 
 size_t caracal_gf_bytes(int count, MPI_Datatype dt)
 {
@@ -153,9 +154,7 @@ static void two_phase_destroy(caracal_task *t)
 caracal_task *caracal_gf_two_phase(const char *name, caracal_task *first, caracal_task *(*build)(void *ctx),
                                    void *ctx)
 {
-    two_phase *tp = calloc(1, sizeof *tp);
-    if (!tp)
-        abort();
+    two_phase *tp = caracal_xcalloc(1, sizeof *tp);
     caracal_task_init(&tp->task, name, two_phase_progress, two_phase_destroy);
     tp->first = first;
     tp->build = build;
@@ -311,9 +310,7 @@ caracal_task *caracal_gf_start_rooted(const caracal_ml_args *a, const caracal_co
         run_rooted(s, h, &c, build, sizes);
         return caracal_steps_task(s);
     }
-    rooted_ctx *x = calloc(1, sizeof *x + n * sizeof(size_t));
-    if (!x)
-        abort();
+    rooted_ctx *x = caracal_xcalloc(1, sizeof *x + n * sizeof(size_t));
     x->call = c;
     x->h = a->h;
     x->tag = a->tag;

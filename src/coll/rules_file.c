@@ -30,6 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* core/xalloc.h, weak: this file is also built into the rules fuzzer, which has no xalloc.c */
+__attribute__((weak, noreturn)) void caracal_out_of_memory(size_t bytes);
+
 #define RULES_FILE_MAX (256 * 1024) /* a tuned file is a few KiB; larger is not a rules file */
 
 static char path_buf[4096];
@@ -178,6 +181,8 @@ void caracal_rules_file_parse(const char *origin, const char *text)
         texts[c] = NULL;
     }
     char *copy = strdup(text); /* parse cuts lines and comments in place */
+    if (!copy && caracal_out_of_memory) /* skipping the file on this rank only: unlike choices */
+        caracal_out_of_memory(strlen(text) + 1);
     if (!copy) {
         caracal_warn_job("out of memory for the rules file %s", origin);
         return;

@@ -14,6 +14,9 @@
 #include <string.h>
 #include <strings.h>
 
+/* core/xalloc.h, weak: this file is also built into the rules fuzzer, which has no xalloc.c */
+__attribute__((weak, noreturn)) void caracal_out_of_memory(size_t bytes);
+
 /* Default selection, one line per collective, from bench/coll (results and the
  * reasoning in bench/results/coll.md, coll-assessment.md). Two ranks sharing a node
  * (comm rule `shm`: the whole communicator is one shared-memory group, else native) run
@@ -195,6 +198,12 @@ static int parse_into(int c, const char *text, const char *origin)
 {
     int refused = 0;
     char *copy = strdup(text), *save = NULL;
+    if (!copy) { /* ignoring the rules on this rank only would make it choose unlike the others */
+        if (caracal_out_of_memory)
+            caracal_out_of_memory(strlen(text) + 1);
+        caracal_warn_job("%s: out of memory reading the rules for %s; ignored", origin, caracal_coll_names[c]);
+        return 1;
+    }
     for (char *tok = strtok_r(copy, ",; \t", &save); tok; tok = strtok_r(NULL, ",; \t", &save)) {
         if (nrules[c] == MAX_RULES) {
             caracal_warn_job("%s: more than %d rules for %s; the rest ignored", origin, MAX_RULES, caracal_coll_names[c]);
@@ -339,6 +348,8 @@ int caracal_set_rules(const char *family, const char *rules)
         return -1;
     free(replaced[c]);
     replaced[c] = rules ? strdup(rules) : NULL;
+    if (rules && !replaced[c] && caracal_out_of_memory)
+        caracal_out_of_memory(strlen(rules) + 1);
     int refused = build_family(c, caracal_rules_file_path());
     memset(last, 0, sizeof last);
     caracal_select_generation++;

@@ -7,6 +7,7 @@
 #include "log.h"
 #include <stdlib.h>
 #include <string.h>
+#include "xalloc.h"
 
 enum { OP_SEND, OP_RECV, OP_COPY, OP_PACK, OP_UNPACK, OP_TYPECOPY, OP_REDUCE, OP_CALL };
 
@@ -66,11 +67,7 @@ static void *grow(void *p, int *cap, int need, size_t elem)
     int n = *cap ? *cap * 2 : 16;
     while (n < need)
         n *= 2;
-    void *q = realloc(p, (size_t)n * elem);
-    if (!q) {
-        caracal_warn("out of memory building a collective");
-        abort();
-    }
+    void *q = caracal_xrealloc(p, (size_t)n * elem);
     *cap = n;
     return q;
 }
@@ -133,11 +130,7 @@ static scratch_block block_take(size_t bytes)
         cache_bytes -= b.bytes;
         return b;
     }
-    scratch_block b = {malloc(bytes ? bytes : 1), bytes};
-    if (!b.p) {
-        caracal_warn("out of memory: %zu bytes of collective scratch", bytes);
-        abort();
-    }
+    scratch_block b = {caracal_xmalloc(bytes ? bytes : 1), bytes};
     return b;
 }
 
@@ -358,9 +351,7 @@ static void destroy(caracal_task *t)
 
 caracal_steps *caracal_steps_new(const char *name, caracal_hier *h, int tag)
 {
-    caracal_steps *s = calloc(1, sizeof *s);
-    if (!s)
-        abort();
+    caracal_steps *s = caracal_xcalloc(1, sizeof *s);
     caracal_task_init(&s->task, name, progress, destroy);
     s->h = h;
     s->tag = tag;
@@ -398,11 +389,7 @@ void *caracal_steps_buf_get(caracal_steps_buf *b, size_t bytes)
 {
     if (bytes > b->cap || !b->p) {
         free(b->p);
-        b->p = malloc(bytes ? bytes : 1);
-        if (!b->p) {
-            caracal_warn("out of memory: %zu bytes of collective scratch", bytes);
-            abort();
-        }
+        b->p = caracal_xmalloc(bytes ? bytes : 1);
         b->cap = bytes;
     }
     return b->p;
@@ -421,7 +408,7 @@ void *caracal_steps_typed_scratch(caracal_steps *s, int count, MPI_Datatype dt)
 
 caracal_task *caracal_steps_task(caracal_steps *s)
 {
-    s->req = calloc((size_t)(s->maxmsg ? s->maxmsg : 1), sizeof *s->req);
+    s->req = caracal_xcalloc((size_t)(s->maxmsg ? s->maxmsg : 1), sizeof *s->req);
     return &s->task;
 }
 

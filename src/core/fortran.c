@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include "xalloc.h"
 
 /* Fortran's MPI_IN_PLACE, MPI_BOTTOM, MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY are variables
  * of the Fortran library, compared by address. Open MPI names them mpi_fortran_<x>_ (in
@@ -74,7 +75,7 @@ void caracal_fortran_set_logical(void *p, int v) { CARACAL_FINT(p) = v ? 1 : 0; 
 
 int *caracal_flogicals_in(const void *p, int n, int *small)
 {
-    int *c = n <= CARACAL_FSMALL ? small : malloc(sizeof *c * (size_t)n);
+    int *c = n <= CARACAL_FSMALL ? small : caracal_xmalloc(sizeof *c * (size_t)n);
     for (int i = 0; c && i < n; i++)
         c[i] = ((const MPI_Fint *)p)[i] != 0;
     return c;
@@ -140,7 +141,7 @@ MPI_Status *caracal_fstatuses_in(int K, void *f, int n, MPI_Status *small)
 {
     if (f == statuses_ignore(K))
         return MPI_STATUSES_IGNORE;
-    return n <= CARACAL_FSMALL ? small : malloc(sizeof(MPI_Status) * (size_t)n);
+    return n <= CARACAL_FSMALL ? small : caracal_xmalloc(sizeof(MPI_Status) * (size_t)n);
 }
 
 void caracal_fstatuses_out(int K, void *f, MPI_Status *c, int filled, MPI_Status *small)
@@ -155,7 +156,7 @@ void caracal_fstatuses_out(int K, void *f, MPI_Status *c, int filled, MPI_Status
 
 MPI_Request *caracal_freqs_in(const void *f, int n, MPI_Request *small)
 {
-    MPI_Request *c = n <= CARACAL_FSMALL ? small : malloc(sizeof *c * (size_t)n);
+    MPI_Request *c = n <= CARACAL_FSMALL ? small : caracal_xmalloc(sizeof *c * (size_t)n);
     for (int i = 0; c && i < n; i++)
         c[i] = PMPI_Request_f2c(((const MPI_Fint *)f)[i]);
     return c;

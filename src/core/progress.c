@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <time.h>
+#include "xalloc.h"
 
 int caracal_active_requests;
 unsigned long caracal_progress_ticks;
@@ -66,7 +67,7 @@ static void plain_free(caracal_task *t) { free(t); }
 
 caracal_task *caracal_task_noop(void)
 {
-    caracal_task *t = malloc(sizeof *t);
+    caracal_task *t = caracal_xmalloc(sizeof *t);
     caracal_task_init(t, "noop", noop_progress, plain_free);
     return t;
 }
@@ -85,7 +86,7 @@ static int cancel_fn(void *extra, int complete) { (void)extra; (void)complete; r
 
 static caracal_request *add(caracal_task *t, void (*on_done)(void *), void *arg)
 {
-    caracal_request *r = calloc(1, sizeof *r);
+    caracal_request *r = caracal_xcalloc(1, sizeof *r);
     r->task = t;
     r->greq = MPI_REQUEST_NULL;
     r->on_done = on_done;

@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include "xalloc.h"
 
 typedef struct {
     caracal_task task;
@@ -54,7 +55,7 @@ caracal_task *caracal_ml_bcast(const caracal_ml_args *a, void *buf, int count, M
             chunks(a, s, buf, (int)bytes, MPI_BYTE, root, NULL);
         return &s->task;
     }
-    void *packed = malloc(bytes);
+    void *packed = caracal_xmalloc(bytes);
     caracal_sched_keep(s, packed);
     if (h->rank == root) {
         int pos = 0;
@@ -62,7 +63,7 @@ caracal_task *caracal_ml_bcast(const caracal_ml_args *a, void *buf, int count, M
         chunks(a, s, packed, (int)bytes, MPI_BYTE, root, NULL);
         return &s->task;
     }
-    unpack_task *u = calloc(1, sizeof *u);
+    unpack_task *u = caracal_xcalloc(1, sizeof *u);
     caracal_task_init(&u->task, "bcast_unpack", unpack_progress, unpack_destroy);
     u->packed = packed, u->bytes = (int)bytes, u->buf = buf, u->count = count, u->dt = dt;
     chunks(a, s, packed, (int)bytes, MPI_BYTE, root, &u->task);

@@ -1,6 +1,7 @@
 #include "schedule.h"
 #include "log.h"
 #include <stdlib.h>
+#include "xalloc.h"
 
 static int progress(caracal_task *t)
 {
@@ -36,7 +37,7 @@ static void destroy(caracal_task *t)
 
 caracal_schedule *caracal_sched_new(const char *name, caracal_hier *h)
 {
-    caracal_schedule *s = calloc(1, sizeof *s);
+    caracal_schedule *s = caracal_xcalloc(1, sizeof *s);
     caracal_task_init(&s->task, name, progress, destroy);
     s->hier = h;
     if (h)

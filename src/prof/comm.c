@@ -4,6 +4,7 @@
 #include "prof.h"
 #include <limits.h>
 #include <stdlib.h>
+#include "xalloc.h"
 
 #define COMM_CAP 1024
 static caracal_comm comms[COMM_CAP];
@@ -58,7 +59,7 @@ int caracal_comm_world(MPI_Comm comm, int rank)
         PMPI_Group_translate_ranks(g, e->size, idx, w, idx + e->size);
         PMPI_Group_free(&g);
         PMPI_Group_free(&w);
-        e->world = malloc(sizeof(int) * (size_t)e->size);
+        e->world = caracal_xmalloc(sizeof(int) * (size_t)e->size);
         if (e->world)
             memcpy(e->world, idx + e->size, sizeof(int) * (size_t)e->size);
         free(idx);

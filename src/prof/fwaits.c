@@ -6,6 +6,7 @@
 #include "fhooks.h"
 #define _GNU_SOURCE
 #include <stdlib.h>
+#include "xalloc.h"
 
 #define SMALL 64
 
@@ -101,10 +102,10 @@ void caracal_fwaitall(int K, void (*t)(void *, void *, void *, void *), void *ra
         }
         return;
     }
-    MPI_Request ksmall[SMALL], *keys = n <= SMALL ? ksmall : malloc(sizeof *keys * (size_t)n);
+    MPI_Request ksmall[SMALL], *keys = n <= SMALL ? ksmall : caracal_xmalloc(sizeof *keys * (size_t)n);
     MPI_Fint fsmall[SMALL * CARACAL_FSTATUS_INTS], *fs = sts;
     if (sts == CARACAL_FSTATUSES_IGNORE(K))
-        fs = n <= SMALL ? fsmall : malloc(sizeof(MPI_Fint) * CARACAL_FSTATUS_INTS * (size_t)n);
+        fs = n <= SMALL ? fsmall : caracal_xmalloc(sizeof(MPI_Fint) * CARACAL_FSTATUS_INTS * (size_t)n);
     const MPI_Fint *f = rqs;
     for (int i = 0; keys && i < n; i++)
         keys[i] = PMPI_Request_f2c(f[i]);

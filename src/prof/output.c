@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "xalloc.h"
 
 static int piece_written;
 
@@ -101,7 +102,7 @@ static size_t pack_sites(const caracal_site **s, const caracal_where *at, int n,
         for (int k = 0; k < 3; k++)
             cap += str[k] ? strnlen(str[k], 4000) + 1 : 0;
     }
-    char *buf = malloc(cap + 1), *p = buf;
+    char *buf = caracal_xmalloc(cap + 1), *p = buf;
     for (int i = 0; buf && i < n; i++) {
         wire_site w = {.fn = s[i]->fn, .line = at[i].line, .offset = at[i].offset, .st = s[i]->st};
         const char *str[3] = {at[i].module, at[i].function, at[i].file};
@@ -219,7 +220,7 @@ static char *gatherv(const void *mine, int n, int nranks, int **counts, int **di
             (*displs)[r] = (int)tot;
             tot += (*counts)[r];
         }
-        all = malloc((size_t)tot + 1);
+        all = caracal_xmalloc((size_t)tot + 1);
     }
     PMPI_Gatherv(mine, n, MPI_BYTE, all, *counts, *displs, MPI_BYTE, 0, MPI_COMM_WORLD);
     return all;
@@ -229,7 +230,7 @@ static int pack_used(const void *table, size_t esz, int cap, size_t off_calls, c
 {
     const char *t = table;
     int n = 0;
-    char *buf = malloc(esz * (size_t)cap + 1);
+    char *buf = caracal_xmalloc(esz * (size_t)cap + 1);
     for (int i = 0; buf && i < cap; i++) {
         uint64_t calls;
         memcpy(&calls, t + esz * (size_t)i + off_calls, sizeof calls);
@@ -263,8 +264,8 @@ void caracal_prof_gather_and_write(void)
     MPI_Comm w = MPI_COMM_WORLD;
 
     /* call sites, resolved here because addresses are this process's */
-    const caracal_site **sites = calloc(CARACAL_SITE_CAP, sizeof *sites);
-    caracal_where *at = calloc(CARACAL_SITE_CAP, sizeof *at);
+    const caracal_site **sites = caracal_xcalloc(CARACAL_SITE_CAP, sizeof *sites);
+    caracal_where *at = caracal_xcalloc(CARACAL_SITE_CAP, sizeof *at);
     int ns = sites && at ? used_sites(sites) : 0;
     caracal_resolve(sites, ns, at, 1);
     char *packed;
@@ -311,7 +312,7 @@ void caracal_prof_gather_and_write(void)
     char *allr = gatherv(rpack, rlen, nranks, &rcounts, &rdispls);
 
     if (!me) {
-        caracal_stat *fn = calloc(CARACAL_FN_COUNT, sizeof *fn);
+        caracal_stat *fn = caracal_xcalloc(CARACAL_FN_COUNT, sizeof *fn);
         for (int f = 0; fn && f < CARACAL_FN_COUNT; f++) {
             const uint64_t *o = rsum + (size_t)f * NSUM;
             fn[f].count = o[0], fn[f].time = o[1], fn[f].bytes = o[2];
@@ -324,7 +325,7 @@ void caracal_prof_gather_and_write(void)
         for (int r = 0; r < nranks; r++)
             tot_bytes += scounts[r];
         total_sites = (int)(tot_bytes / (long long)sizeof(wire_site)) + 1;
-        caracal_msite *m = calloc((size_t)total_sites, sizeof *m);
+        caracal_msite *m = caracal_xcalloc((size_t)total_sites, sizeof *m);
         int nm = m ? merge_sites(allsites, scounts, sdispls, nranks, total_sites, m) : 0;
         qsort(m, (size_t)nm, sizeof *m, caracal_msite_cmp_time);
 
@@ -334,7 +335,7 @@ void caracal_prof_gather_and_write(void)
             totc += ccounts[r] / (int)sizeof(caracal_coll);
             totr += rcounts[r] / (int)sizeof(caracal_root);
         }
-        caracal_coll *cc = calloc((size_t)totc + 1, sizeof *cc), *ci = (caracal_coll *)(void *)allc;
+        caracal_coll *cc = caracal_xcalloc((size_t)totc + 1, sizeof *cc), *ci = (caracal_coll *)(void *)allc;
         caracal_root *rr = calloc((size_t)totr + 1, sizeof *rr), *ri = (caracal_root *)(void *)allr;
         for (int i = 0; cc && i < totc; i++) {
             int k = 0;

@@ -12,6 +12,7 @@ void caracal_progress_drain(void); /* coll/call.c */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "xalloc.h"
 
 static int keyval = MPI_KEYVAL_INVALID;
 static int tag_slots = 512;
@@ -117,8 +118,8 @@ static int delete_fn(MPI_Comm comm, int kv, void *attr, void *extra)
 static int add_level(caracal_hier *h, const char *kind, int *part, const long long *key)
 {
     int n = h->size;
-    int *group = malloc(n * sizeof *group), *lrank = malloc(n * sizeof *lrank);
-    int *gsize = calloc(n, sizeof *gsize);
+    int *group = caracal_xmalloc(n * sizeof *group), *lrank = caracal_xmalloc(n * sizeof *lrank);
+    int *gsize = caracal_xcalloc(n, sizeof *gsize);
     int maxg = 0;
     for (int i = 0; i < n; i++) {
         group[i] = lrank[i] = -1;
@@ -144,7 +145,7 @@ static int add_level(caracal_hier *h, const char *kind, int *part, const long lo
     lv->group = group;
     lv->lrank = lrank;
     lv->maxgroup = maxg;
-    lv->rep = malloc(n * sizeof *lv->rep);
+    lv->rep = caracal_xmalloc(n * sizeof *lv->rep);
     for (int i = 0; i < n; i++)
         lv->rep[i] = h->nlevels == 0 ? i : h->level[h->nlevels - 1].group[h->level[h->nlevels - 1].rep[i]];
     PMPI_Comm_split(h->dup, part[h->rank] ? group[h->rank] : MPI_UNDEFINED, h->rank, &lv->comm);
@@ -184,7 +185,7 @@ static int distinct_groups(const caracal_topology *t, int l, const int *world, i
 static caracal_hier *build(MPI_Comm comm)
 {
     static unsigned long serials;
-    caracal_hier *h = calloc(1, sizeof *h);
+    caracal_hier *h = caracal_xcalloc(1, sizeof *h);
     h->serial = ++serials;
     h->comm = comm;
     h->refs = 1;
@@ -204,14 +205,14 @@ static caracal_hier *build(MPI_Comm comm)
     mine[1] = (long long)nodeleader * (n + 1) + (vsize > 0 ? h->rank / vsize : 0);
     int sock = socket_key();
     mine[0] = sock < 0 ? -1 : mine[1] * 4096 + sock;
-    long long *keys = malloc(2 * n * sizeof *keys);
+    long long *keys = caracal_xmalloc(2 * n * sizeof *keys);
     PMPI_Allgather(mine, 2, MPI_LONG_LONG, keys, 2, MPI_LONG_LONG, h->dup);
-    int wrank, *world = malloc(n * sizeof *world);
+    int wrank, *world = caracal_xmalloc(n * sizeof *world);
     PMPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     PMPI_Allgather(&wrank, 1, MPI_INT, world, 1, MPI_INT, h->dup);
 
-    int *part = malloc(n * sizeof *part);
-    long long *key = calloc(n, sizeof *key);
+    int *part = caracal_xmalloc(n * sizeof *part);
+    long long *key = caracal_xcalloc(n, sizeof *key);
     for (int i = 0; i < n; i++)
         part[i] = 1;
     const caracal_topology *topo = caracal_topology_get();
@@ -256,9 +257,9 @@ static caracal_hier *build(MPI_Comm comm)
     h->flat.rank = h->rank;
     h->flat.size = n;
     h->flat.maxgroup = n;
-    h->flat.group = malloc(n * sizeof(int));
-    h->flat.lrank = malloc(n * sizeof(int));
-    h->flat.rep = malloc(n * sizeof(int));
+    h->flat.group = caracal_xmalloc(n * sizeof(int));
+    h->flat.lrank = caracal_xmalloc(n * sizeof(int));
+    h->flat.rep = caracal_xmalloc(n * sizeof(int));
     for (int i = 0; i < n; i++) {
         h->flat.group[i] = 0;
         h->flat.lrank[i] = i;

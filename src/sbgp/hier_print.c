@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "xalloc.h"
 
 static void json_str(FILE *f, const char *s)
 {
@@ -32,11 +33,11 @@ int caracal_print_hierarchy(MPI_Comm comm)
     char name[MPI_MAX_PROCESSOR_NAME] = {0};
     int len = 0;
     PMPI_Get_processor_name(name, &len);
-    char *names = rank == 0 ? calloc((size_t)n, MPI_MAX_PROCESSOR_NAME) : NULL;
+    char *names = rank == 0 ? caracal_xcalloc((size_t)n, MPI_MAX_PROCESSOR_NAME) : NULL;
     PMPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, comm);
     /* whether each rank's node group got a shared segment (the budget may refuse one) */
     int shm = h && h->nlevels > 0 && caracal_shm_usable(h, 0);
-    int *shms = rank == 0 ? calloc((size_t)n, sizeof(int)) : NULL;
+    int *shms = rank == 0 ? caracal_xcalloc((size_t)n, sizeof(int)) : NULL;
     PMPI_Gather(&shm, 1, MPI_INT, shms, 1, MPI_INT, 0, comm);
     if (rank == 0 && h) {
         FILE *f = stdout;

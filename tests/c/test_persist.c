@@ -450,7 +450,15 @@ static void run_startall(job *jobs, int njobs, int reps, int ncaracal)
         MPI_Status *sts = calloc(n, sizeof *sts);
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
         int rcw = MPI_Waitall(n, reqs, sts);
-        if (rcw != MPI_SUCCESS) for (int q = 0; q < n; q++) if (sts[q].MPI_ERROR) { char e[256]; int l; MPI_Error_string(sts[q].MPI_ERROR, e, &l); fprintf(stderr, "DBG rank %d req %d err %s\n", rank, q, e); }
+        if (rcw != MPI_SUCCESS)
+            for (int q = 0; q < n; q++)
+                if (sts[q].MPI_ERROR) {
+                    char e[MPI_MAX_ERROR_STRING];
+                    int l;
+                    MPI_Error_string(sts[q].MPI_ERROR, e, &l);
+                    CHECK(0, "startall rep %d: request %d: %s", it, q, e);
+                }
+        free(sts); /* (make test-asan: LeakSanitizer found it left) */
         for (int k = 0; k < njobs; k++) {
             CHECK(reqs[k + 1] != MPI_REQUEST_NULL, "startall: request of %s became NULL", jobs[k].desc);
             jobs[k].f->check(&jobs[k], it);

@@ -2,8 +2,9 @@
  * with random families, sizes, datatypes (int, double, an int with a gap, and a receive
  * type with the same signature as the send type but another layout), operators (sum, max,
  * a user non-commutative one), roots, communicators created and freed on the fly, and
- * blocking or nonblocking calls (up to 4 outstanding, completed in a random order per rank
- * with Wait, Test, Waitany or Waitsome). Every result is checked against values computed
+ * blocking, nonblocking and persistent calls (up to 4 outstanding, completed in a random
+ * order per rank with Wait, Test, Waitany or Waitsome; a persistent call is started again
+ * up to 5 times with new inputs, or waited at once after each of 1-3 starts). Every result is checked against values computed
  * from first principles: each rank can compute every rank's input. Exact (integers, and
  * doubles holding small integers). Which of Caracal's algorithms run is decided by the
  * environment (tests/stress/run.py draws it from the seed).
@@ -14,6 +15,12 @@
 /* MPICH declares array sizes on MPI_Waitsome; MPI_STATUSES_IGNORE trips GCC's check */
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
 #include <mpi.h>
+#if MPI_VERSION < 4 && defined(OPEN_MPI)
+#include <mpi-ext.h> /* Open MPI 4.1: the persistent collectives are its pcollreq extension's MPIX_*_init */
+#define PINIT(B) MPIX_##B##_init
+#else
+#define PINIT(B) MPI_##B##_init
+#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,15 +101,19 @@ typedef struct {
     MPI_Comm comm;
     char *sbuf, *rbuf;
     int *scounts, *sdispls, *rcounts, *rdispls; /* in elements */
-    MPI_Request req;
+    int gen;    /* persistent: how many starts came before (inputs change with it, counts do not) */
+    int persistent;
+    MPI_Request req, preq; /* preq: the persistent handle, kept from init to MPI_Request_free */
     int active; /* the seat is taken (the same on every rank: seats are freed at shared points only) */
     int done;   /* completed and checked here (when differs per rank: each completes in its own order) */
 } call;
 
-static char *alloc_buf(size_t elems, int t)
+/* a buffer of elems elements of type t filled with the gap pattern; a persistent call's
+ * buffers are reused at every start (MPI: they stay the same from init to free) */
+static char *alloc_buf(char *old, size_t elems, int t)
 {
     size_t bytes = elems * stride(t) + 16;
-    char *b = malloc(bytes);
+    char *b = old ? old : malloc(bytes);
     memset(b, 0x5A, bytes); /* gaps keep this pattern */
     return b;
 }
@@ -110,10 +121,10 @@ static char *alloc_buf(size_t elems, int t)
 static void fail(const call *c, const char *what, int i, int got, int want)
 {
     if (failures++ < 5)
-        fprintf(stderr, "stress: MISMATCH seed %llu call %d %s (type %d, op %d, n %d, root %d, %d ranks, %s): "
-                        "%s[%d] = %d, expected %d\n",
+        fprintf(stderr, "stress: MISMATCH seed %llu call %d %s (type %d, op %d, n %d, root %d, %d ranks, %s%s, "
+                        "start %d): %s[%d] = %d, expected %d\n",
                 seed, c->k, fname[c->fam], c->t, c->op, c->n, c->root, c->size, c->inplace ? "in place" : "separate",
-                what, i, got, want);
+                c->persistent ? ", persistent" : "", c->gen, what, i, got, want);
 }
 
 static void check_gaps(const call *c, const char *buf, size_t elems, const char *what)
@@ -135,109 +146,113 @@ static int vcount(int k, int r, int d, int n) { return ((k + r * 3 + d * 5) % 4 
 
 static int trace; /* STRESS_TRACE=1: rank 0 prints each call before it starts (replaying a seed) */
 
-static void start(call *c, int blocking)
+/* mode: START_BLOCKING, START_NONBLOCKING, START_PERSISTENT (init, or only refill the
+ * inputs when c->preq exists already, then MPI_Start) */
+enum { START_NONBLOCKING, START_BLOCKING, START_PERSISTENT };
+static void start(call *c, int mode)
 {
+    int blocking = mode == START_BLOCKING;
     if (trace && wrank == 0)
-        fprintf(stderr, "stress: call %d %s type %d op %d n %d root %d ranks %d %s %s\n", c->k, fname[c->fam], c->t,
-                c->op, c->n, c->root, c->size, c->inplace ? "in-place" : "separate",
-                blocking ? "blocking" : "nonblocking");
+        fprintf(stderr, "stress: call %d %s type %d op %d n %d root %d ranks %d %s %s start %d\n", c->k,
+                fname[c->fam], c->t, c->op, c->n, c->root, c->size, c->inplace ? "in-place" : "separate",
+                mode == START_BLOCKING ? "blocking" : mode == START_NONBLOCKING ? "nonblocking" : "persistent",
+                c->gen);
     int n = c->n, sz = c->size, me = c->rank, k = c->k, t = c->t;
+    int kv = k + 29 * c->gen; /* the inputs' key: a persistent call's inputs change at every start */
     MPI_Datatype dt = dtype(t), rdt = t == T_PAIR ? pair : dt;
     int rdiv = t == T_PAIR ? 2 : 1; /* receive counts in receive-type elements */
     MPI_Request *rq = blocking ? NULL : &c->req;
-#define GO(B, NB) (blocking ? (B) : (NB))
+    int restart = mode == START_PERSISTENT && c->persistent; /* refill only: the request exists */
+#define COLL(B, NB, ...)                                                                                       \
+    (restart ? MPI_SUCCESS                                                                                 \
+     : mode == START_BLOCKING ? MPI_##B(__VA_ARGS__)                                                       \
+     : mode == START_NONBLOCKING ? MPI_##NB(__VA_ARGS__, rq)                                               \
+                                 : PINIT(B)(__VA_ARGS__, MPI_INFO_NULL, rq))
     switch (c->fam) {
     case F_BARRIER:
-        GO(MPI_Barrier(c->comm), MPI_Ibarrier(c->comm, rq));
+        COLL(Barrier, Ibarrier, c->comm);
         break;
     case F_BCAST:
-        c->rbuf = alloc_buf(n, t);
+        c->rbuf = alloc_buf(c->rbuf, n, t);
         for (int i = 0; i < n; i++)
-            put(c->rbuf, t, i, me == c->root ? val(k, c->root, i) : -99);
-        GO(MPI_Bcast(c->rbuf, n, dt, c->root, c->comm), MPI_Ibcast(c->rbuf, n, dt, c->root, c->comm, rq));
+            put(c->rbuf, t, i, me == c->root ? val(kv, c->root, i) : -99);
+        COLL(Bcast, Ibcast, c->rbuf, n, dt, c->root, c->comm);
         break;
     case F_REDUCE: case F_ALLREDUCE: case F_SCAN: case F_EXSCAN: {
-        c->sbuf = alloc_buf(n, t);
-        c->rbuf = alloc_buf(n, t);
+        c->sbuf = alloc_buf(c->sbuf, n, t);
+        c->rbuf = alloc_buf(c->rbuf, n, t);
         for (int i = 0; i < n; i++)
-            put(c->inplace ? c->rbuf : c->sbuf, t, i, val(k, me, i));
+            put(c->inplace ? c->rbuf : c->sbuf, t, i, val(kv, me, i));
         const void *s = c->inplace ? MPI_IN_PLACE : c->sbuf;
         MPI_Op op = mpi_op(c->op);
         if (c->fam == F_REDUCE)
-            GO(MPI_Reduce(s, c->rbuf, n, dt, op, c->root, c->comm),
-               MPI_Ireduce(s, c->rbuf, n, dt, op, c->root, c->comm, rq));
+            COLL(Reduce, Ireduce, s, c->rbuf, n, dt, op, c->root, c->comm);
         else if (c->fam == F_ALLREDUCE)
-            GO(MPI_Allreduce(s, c->rbuf, n, dt, op, c->comm), MPI_Iallreduce(s, c->rbuf, n, dt, op, c->comm, rq));
+            COLL(Allreduce, Iallreduce, s, c->rbuf, n, dt, op, c->comm);
         else if (c->fam == F_SCAN)
-            GO(MPI_Scan(s, c->rbuf, n, dt, op, c->comm), MPI_Iscan(s, c->rbuf, n, dt, op, c->comm, rq));
+            COLL(Scan, Iscan, s, c->rbuf, n, dt, op, c->comm);
         else
-            GO(MPI_Exscan(s, c->rbuf, n, dt, op, c->comm), MPI_Iexscan(s, c->rbuf, n, dt, op, c->comm, rq));
+            COLL(Exscan, Iexscan, s, c->rbuf, n, dt, op, c->comm);
         break;
     }
     case F_REDSCAT: case F_REDSCAT_BLOCK: {
-        c->rcounts = malloc(sz * sizeof(int));
+        c->rcounts = c->rcounts ? c->rcounts : malloc(sz * sizeof(int));
         int total = 0;
         for (int r = 0; r < sz; r++)
             total += c->rcounts[r] = c->fam == F_REDSCAT_BLOCK ? n : vcount(k, r, 0, n);
-        c->sbuf = alloc_buf(total, t);
-        c->rbuf = alloc_buf(total, t);
+        c->sbuf = alloc_buf(c->sbuf, total, t);
+        c->rbuf = alloc_buf(c->rbuf, total, t);
         for (int i = 0; i < total; i++)
-            put(c->inplace ? c->rbuf : c->sbuf, t, i, val(k, me, i));
+            put(c->inplace ? c->rbuf : c->sbuf, t, i, val(kv, me, i));
         const void *s = c->inplace ? MPI_IN_PLACE : c->sbuf;
         if (c->fam == F_REDSCAT)
-            GO(MPI_Reduce_scatter(s, c->rbuf, c->rcounts, dt, mpi_op(c->op), c->comm),
-               MPI_Ireduce_scatter(s, c->rbuf, c->rcounts, dt, mpi_op(c->op), c->comm, rq));
+            COLL(Reduce_scatter, Ireduce_scatter, s, c->rbuf, c->rcounts, dt, mpi_op(c->op), c->comm);
         else
-            GO(MPI_Reduce_scatter_block(s, c->rbuf, n, dt, mpi_op(c->op), c->comm),
-               MPI_Ireduce_scatter_block(s, c->rbuf, n, dt, mpi_op(c->op), c->comm, rq));
+            COLL(Reduce_scatter_block, Ireduce_scatter_block, s, c->rbuf, n, dt, mpi_op(c->op), c->comm);
         break;
     }
     case F_ALLGATHER: case F_GATHER: {
-        c->sbuf = alloc_buf(n, t == T_PAIR ? T_INT : t);
-        c->rbuf = alloc_buf((size_t)n * sz, t == T_PAIR ? T_INT : t);
+        c->sbuf = alloc_buf(c->sbuf, n, t == T_PAIR ? T_INT : t);
+        c->rbuf = alloc_buf(c->rbuf, (size_t)n * sz, t == T_PAIR ? T_INT : t);
         int st = t == T_PAIR ? T_INT : t;
         int in_place = c->inplace && (c->fam == F_ALLGATHER || me == c->root);
         for (int i = 0; i < n; i++)
-            put(in_place ? c->rbuf : c->sbuf, st, in_place ? me * n + i : i, val(k, me, i));
+            put(in_place ? c->rbuf : c->sbuf, st, in_place ? me * n + i : i, val(kv, me, i));
         const void *s = in_place ? MPI_IN_PLACE : c->sbuf;
         if (c->fam == F_ALLGATHER)
-            GO(MPI_Allgather(s, n, dt, c->rbuf, n / rdiv, rdt, c->comm),
-               MPI_Iallgather(s, n, dt, c->rbuf, n / rdiv, rdt, c->comm, rq));
+            COLL(Allgather, Iallgather, s, n, dt, c->rbuf, n / rdiv, rdt, c->comm);
         else
-            GO(MPI_Gather(s, n, dt, c->rbuf, n / rdiv, rdt, c->root, c->comm),
-               MPI_Igather(s, n, dt, c->rbuf, n / rdiv, rdt, c->root, c->comm, rq));
+            COLL(Gather, Igather, s, n, dt, c->rbuf, n / rdiv, rdt, c->root, c->comm);
         break;
     }
     case F_SCATTER: {
         int st = t == T_PAIR ? T_INT : t;
-        c->sbuf = alloc_buf((size_t)n * sz, st);
-        c->rbuf = alloc_buf((size_t)n * sz, st);
+        c->sbuf = alloc_buf(c->sbuf, (size_t)n * sz, st);
+        c->rbuf = alloc_buf(c->rbuf, (size_t)n * sz, st);
         int in_place = c->inplace && me == c->root;
         if (me == c->root)
             for (int i = 0; i < n * sz; i++)
-                put(c->sbuf, st, i, val(k, c->root, i));
-        GO(MPI_Scatter(c->sbuf, n, dt, in_place ? MPI_IN_PLACE : c->rbuf, n / rdiv, rdt, c->root, c->comm),
-           MPI_Iscatter(c->sbuf, n, dt, in_place ? MPI_IN_PLACE : c->rbuf, n / rdiv, rdt, c->root, c->comm, rq));
+                put(c->sbuf, st, i, val(kv, c->root, i));
+        COLL(Scatter, Iscatter, c->sbuf, n, dt, in_place ? MPI_IN_PLACE : c->rbuf, n / rdiv, rdt, c->root, c->comm);
         break;
     }
     case F_ALLTOALL: {
         int st = t == T_PAIR ? T_INT : t;
-        c->sbuf = alloc_buf((size_t)n * sz, st);
-        c->rbuf = alloc_buf((size_t)n * sz, st);
+        c->sbuf = alloc_buf(c->sbuf, (size_t)n * sz, st);
+        c->rbuf = alloc_buf(c->rbuf, (size_t)n * sz, st);
         for (int d = 0; d < sz; d++)
             for (int i = 0; i < n; i++)
-                put(c->inplace ? c->rbuf : c->sbuf, st, d * n + i, val(k, me, d * n + i));
+                put(c->inplace ? c->rbuf : c->sbuf, st, d * n + i, val(kv, me, d * n + i));
         const void *s = c->inplace ? MPI_IN_PLACE : c->sbuf;
-        GO(MPI_Alltoall(s, n, dt, c->rbuf, n / rdiv, rdt, c->comm),
-           MPI_Ialltoall(s, n, dt, c->rbuf, n / rdiv, rdt, c->comm, rq));
+        COLL(Alltoall, Ialltoall, s, n, dt, c->rbuf, n / rdiv, rdt, c->comm);
         break;
     }
     case F_ALLGATHERV: case F_GATHERV: case F_SCATTERV: case F_ALLTOALLV: {
         /* v-variants: plain int or double elements, displacements in reverse rank order */
-        c->scounts = calloc(sz, sizeof(int));
-        c->sdispls = calloc(sz, sizeof(int));
-        c->rcounts = calloc(sz, sizeof(int));
-        c->rdispls = calloc(sz, sizeof(int));
+        c->scounts = c->scounts ? c->scounts : calloc(sz, sizeof(int));
+        c->sdispls = c->sdispls ? c->sdispls : calloc(sz, sizeof(int));
+        c->rcounts = c->rcounts ? c->rcounts : calloc(sz, sizeof(int));
+        c->rdispls = c->rdispls ? c->rdispls : calloc(sz, sizeof(int));
         int stot = 0, rtot = 0;
         for (int r = sz - 1; r >= 0; r--) {
             int sc = c->fam == F_ALLTOALLV ? vcount(k, me, r, n) : c->fam == F_SCATTERV ? vcount(k, r, 0, n) : 0;
@@ -246,49 +261,54 @@ static void start(call *c, int blocking)
             c->rcounts[r] = rc, c->rdispls[r] = rtot, rtot += rc + 1;
         }
         int mine = vcount(k, me, 0, n);
-        c->sbuf = alloc_buf(stot + mine + 1, t);
-        c->rbuf = alloc_buf(rtot + mine + 1, t);
+        c->sbuf = alloc_buf(c->sbuf, stot + mine + 1, t);
+        c->rbuf = alloc_buf(c->rbuf, rtot + mine + 1, t);
         for (int i = 0; i < stot + mine + 1; i++)
-            put(c->sbuf, t, i, val(k, me, i));
+            put(c->sbuf, t, i, val(kv, me, i));
         if (c->fam == F_ALLGATHERV)
-            GO(MPI_Allgatherv(c->sbuf, mine, dt, c->rbuf, c->rcounts, c->rdispls, dt, c->comm),
-               MPI_Iallgatherv(c->sbuf, mine, dt, c->rbuf, c->rcounts, c->rdispls, dt, c->comm, rq));
+            COLL(Allgatherv, Iallgatherv, c->sbuf, mine, dt, c->rbuf, c->rcounts, c->rdispls, dt, c->comm);
         else if (c->fam == F_GATHERV)
-            GO(MPI_Gatherv(c->sbuf, mine, dt, c->rbuf, c->rcounts, c->rdispls, dt, c->root, c->comm),
-               MPI_Igatherv(c->sbuf, mine, dt, c->rbuf, c->rcounts, c->rdispls, dt, c->root, c->comm, rq));
+            COLL(Gatherv, Igatherv, c->sbuf, mine, dt, c->rbuf, c->rcounts, c->rdispls, dt, c->root, c->comm);
         else if (c->fam == F_SCATTERV)
-            GO(MPI_Scatterv(c->sbuf, c->scounts, c->sdispls, dt, c->rbuf, mine, dt, c->root, c->comm),
-               MPI_Iscatterv(c->sbuf, c->scounts, c->sdispls, dt, c->rbuf, mine, dt, c->root, c->comm, rq));
+            COLL(Scatterv, Iscatterv, c->sbuf, c->scounts, c->sdispls, dt, c->rbuf, mine, dt, c->root, c->comm);
         else
-            GO(MPI_Alltoallv(c->sbuf, c->scounts, c->sdispls, dt, c->rbuf, c->rcounts, c->rdispls, dt, c->comm),
-               MPI_Ialltoallv(c->sbuf, c->scounts, c->sdispls, dt, c->rbuf, c->rcounts, c->rdispls, dt, c->comm, rq));
+            COLL(Alltoallv, Ialltoallv, c->sbuf, c->scounts, c->sdispls, dt, c->rbuf, c->rcounts, c->rdispls, dt, c->comm);
         break;
     }
     }
-#undef GO
+#undef COLL
+    if (mode == START_PERSISTENT) {
+        if (!restart)
+            c->preq = c->req, c->persistent = 1;
+        MPI_Start(&c->preq);
+        c->req = c->preq;
+        c->done = 0;
+    }
     c->active = !blocking;
 }
 
-/* reduction of element i over ranks lo..hi-1 of the inputs val(k, r, base + i), in rank order */
+/* reduction of element i over ranks lo..hi-1 of the inputs val(kv, r, base + i), in rank order */
 static int reduced(const call *c, int lo, int hi, int idx)
 {
-    int acc = val(c->k, lo, idx);
+    int kv = c->k + 29 * c->gen;
+    int acc = val(kv, lo, idx);
     for (int r = lo + 1; r < hi; r++)
-        acc = combine(c->op, acc, val(c->k, r, idx));
+        acc = combine(c->op, acc, val(kv, r, idx));
     return acc;
 }
 
 static void verify(call *c)
 {
     int n = c->n, sz = c->size, me = c->rank, k = c->k, t = c->t;
+    int kv = k + 29 * c->gen;
     int st = t == T_PAIR ? T_INT : t;
     switch (c->fam) {
     case F_BARRIER:
         break;
     case F_BCAST:
         for (int i = 0; i < n; i++)
-            if (get(c->rbuf, t, i) != val(k, c->root, i)) {
-                fail(c, "buf", i, get(c->rbuf, t, i), val(k, c->root, i));
+            if (get(c->rbuf, t, i) != val(kv, c->root, i)) {
+                fail(c, "buf", i, get(c->rbuf, t, i), val(kv, c->root, i));
                 break;
             }
         check_gaps(c, c->rbuf, n, "buf gap");
@@ -324,8 +344,8 @@ static void verify(call *c)
             break;
         for (int r = 0; r < sz; r++)
             for (int i = 0; i < n; i++)
-                if (get(c->rbuf, st, r * n + i) != val(k, r, i)) {
-                    fail(c, "recvbuf", r * n + i, get(c->rbuf, st, r * n + i), val(k, r, i));
+                if (get(c->rbuf, st, r * n + i) != val(kv, r, i)) {
+                    fail(c, "recvbuf", r * n + i, get(c->rbuf, st, r * n + i), val(kv, r, i));
                     return;
                 }
         check_gaps(c, c->rbuf, (size_t)n * sz, "recvbuf gap");
@@ -333,8 +353,8 @@ static void verify(call *c)
     case F_SCATTER: {
         const char *b = c->inplace && me == c->root ? c->sbuf + (size_t)me * n * stride(st) : c->rbuf;
         for (int i = 0; i < n; i++)
-            if (get(b, st, i) != val(k, c->root, me * n + i)) {
-                fail(c, "recvbuf", i, get(b, st, i), val(k, c->root, me * n + i));
+            if (get(b, st, i) != val(kv, c->root, me * n + i)) {
+                fail(c, "recvbuf", i, get(b, st, i), val(kv, c->root, me * n + i));
                 break;
             }
         break;
@@ -342,8 +362,8 @@ static void verify(call *c)
     case F_ALLTOALL:
         for (int r = 0; r < sz; r++)
             for (int i = 0; i < n; i++)
-                if (get(c->rbuf, st, r * n + i) != val(k, r, me * n + i)) {
-                    fail(c, "recvbuf", r * n + i, get(c->rbuf, st, r * n + i), val(k, r, me * n + i));
+                if (get(c->rbuf, st, r * n + i) != val(kv, r, me * n + i)) {
+                    fail(c, "recvbuf", r * n + i, get(c->rbuf, st, r * n + i), val(kv, r, me * n + i));
                     return;
                 }
         break;
@@ -358,8 +378,8 @@ static void verify(call *c)
                 for (int d = sz - 1; d > me; d--)
                     soff += vcount(k, r, d, n) + 1;
             for (int i = 0; i < c->rcounts[r]; i++)
-                if (get(c->rbuf, t, c->rdispls[r] + i) != val(k, r, soff + i)) {
-                    fail(c, "recvbuf", c->rdispls[r] + i, get(c->rbuf, t, c->rdispls[r] + i), val(k, r, soff + i));
+                if (get(c->rbuf, t, c->rdispls[r] + i) != val(kv, r, soff + i)) {
+                    fail(c, "recvbuf", c->rdispls[r] + i, get(c->rbuf, t, c->rdispls[r] + i), val(kv, r, soff + i));
                     return;
                 }
             static const char untouched[8] = {0x5A, 0x5A, 0x5A, 0x5A, 0x5A, 0x5A, 0x5A, 0x5A};
@@ -375,8 +395,8 @@ static void verify(call *c)
         for (int d = sz - 1; d > me; d--)
             soff += vcount(k, d, 0, n) + 1;
         for (int i = 0; i < vcount(k, me, 0, n); i++)
-            if (get(c->rbuf, t, i) != val(k, c->root, soff + i)) {
-                fail(c, "recvbuf", i, get(c->rbuf, t, i), val(k, c->root, soff + i));
+            if (get(c->rbuf, t, i) != val(kv, c->root, soff + i)) {
+                fail(c, "recvbuf", i, get(c->rbuf, t, i), val(kv, c->root, soff + i));
                 break;
             }
         break;
@@ -386,6 +406,8 @@ static void verify(call *c)
 
 static void release(call *c)
 {
+    if (c->persistent)
+        MPI_Request_free(&c->preq); /* inactive: completed before every release */
     free(c->sbuf);
     free(c->rbuf);
     free(c->scounts);
@@ -420,7 +442,7 @@ int main(int argc, char **argv)
     MPI_Comm_split(MPI_COMM_WORLD, wrank % 2, wrank, &comms[2]);
     call out[MAXOUT];
     memset(out, 0, sizeof out);
-    int counts[NFAM] = {0};
+    int counts[NFAM] = {0}, modes[3] = {0}; /* collectives started, per family and per mode */
     for (int k = 0; k < ncalls; k++) {
         /* now and then replace a derived communicator (collective: every rank decides alike) */
         int slot = 1 + (int)rnd(NCOMM - 1);
@@ -473,19 +495,31 @@ int main(int argc, char **argv)
          * assertion for large counts (memcpy onto itself; docs/collectives.md) */
         if (c.fam == F_REDSCAT && c.inplace && mpich && vcount(c.k, 0, 0, c.n) == 0)
             c.inplace = 0;
-        int blocking = rnd(2);
-        if (!blocking) {
+        /* how: blocking (3/8), blocking persistent: init, 1-3 starts each waited (1/8),
+         * nonblocking (3/8) or persistent (1/8) in one of the seats */
+        unsigned how = rnd(8);
+        if (how >= 4) {
             int j = (int)rnd(MAXOUT);
+            /* a persistent call in that seat: start it again (half the time) or replace it */
+            int again = out[j].active && out[j].persistent && out[j].gen < 5 && rnd(2);
             if (out[j].active) { /* complete the one in that seat first (the same seat on every rank) */
                 if (!out[j].done) {
                     MPI_Wait(&out[j].req, MPI_STATUS_IGNORE);
                     verify(&out[j]);
                 }
-                release(&out[j]);
+                if (!again)
+                    release(&out[j]);
             }
-            out[j] = c;
-            start(&out[j], 0);
-            counts[c.fam]++;
+            if (again) {
+                out[j].gen++;
+                start(&out[j], START_PERSISTENT);
+                counts[out[j].fam]++, modes[START_PERSISTENT]++;
+            } else {
+                int mode = how == 7 ? START_PERSISTENT : START_NONBLOCKING;
+                out[j] = c;
+                start(&out[j], mode);
+                counts[c.fam]++, modes[mode]++;
+            }
             /* now and then complete some, in a different order on each rank */
             if (rnd(3) == 0) {
                 unsigned mine = (unsigned)(k * 2654435761u + wrank * 97u);
@@ -520,9 +554,19 @@ int main(int argc, char **argv)
                     if (out[i].active && !out[i].done)
                         out[i].req = reqs[i];
             }
+        } else if (how == 3) { /* persistent, each start waited at once: rewinding, and Wait on it */
+            int nstarts = 1 + (int)rnd(3);
+            for (c.gen = 0; c.gen < nstarts; c.gen++) {
+                start(&c, START_PERSISTENT);
+                counts[c.fam]++, modes[START_PERSISTENT]++;
+                MPI_Wait(&c.req, MPI_STATUS_IGNORE);
+                verify(&c);
+            }
+            c.gen--;
+            release(&c);
         } else {
-            start(&c, 1);
-            counts[c.fam]++;
+            start(&c, START_BLOCKING);
+            counts[c.fam]++, modes[START_BLOCKING]++;
             verify(&c);
             release(&c);
         }
@@ -538,10 +582,12 @@ int main(int argc, char **argv)
     int all;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (wrank == 0) {
-        printf("stress seed %llu: %d calls at %d ranks, %d mismatches (", seed, ncalls, wsize, all);
+        printf("stress seed %llu: %d calls, %d collectives at %d ranks, %d mismatches (", seed, ncalls,
+               modes[0] + modes[1] + modes[2], wsize, all);
         for (int f = 0; f < NFAM; f++)
             printf("%s%s %d", f ? ", " : "", fname[f], counts[f]);
-        printf(")\n");
+        printf("; blocking %d, nonblocking %d, persistent %d)\n", modes[START_BLOCKING], modes[START_NONBLOCKING],
+               modes[START_PERSISTENT]);
     }
     for (int s = 1; s < NCOMM; s++)
         if (comms[s] != MPI_COMM_NULL)

@@ -7,6 +7,7 @@
 #include "combine.h"
 #include "dtype.h"
 #include <stdlib.h>
+#include "xalloc.h"
 
 typedef struct {
     caracal_task task;
@@ -108,7 +109,7 @@ static void destroy(caracal_task *t)
 caracal_task *caracal_p2p_allreduce_recdbl(const void *src, void *dst, int count, MPI_Datatype dt, MPI_Op op,
                                            MPI_Comm comm, int tag)
 {
-    recdbl *r = calloc(1, sizeof *r);
+    recdbl *r = caracal_xcalloc(1, sizeof *r);
     caracal_task_init(&r->task, "allreduce_recdbl", progress, destroy);
     PMPI_Comm_rank(comm, &r->me);
     PMPI_Comm_size(comm, &r->n);

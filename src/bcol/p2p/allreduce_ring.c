@@ -7,6 +7,7 @@
 #include "combine.h"
 #include "dtype.h"
 #include <stdlib.h>
+#include "xalloc.h"
 
 typedef struct {
     caracal_task task;
@@ -78,7 +79,7 @@ static void destroy(caracal_task *t)
 caracal_task *caracal_p2p_allreduce_ring(const void *src, void *dst, int count, MPI_Datatype dt, MPI_Op op,
                                          MPI_Comm comm, int tag)
 {
-    ring *r = calloc(1, sizeof *r);
+    ring *r = caracal_xcalloc(1, sizeof *r);
     caracal_task_init(&r->task, "allreduce_ring", progress, destroy);
     PMPI_Comm_rank(comm, &r->me);
     PMPI_Comm_size(comm, &r->n);

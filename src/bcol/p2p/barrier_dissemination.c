@@ -4,6 +4,7 @@
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
 #include "bcol/bcol.h"
 #include <stdlib.h>
+#include "xalloc.h"
 
 typedef struct {
     caracal_task task;
@@ -36,7 +37,7 @@ static void destroy(caracal_task *t) { free(t); }
 
 caracal_task *caracal_p2p_barrier_dissemination(MPI_Comm comm, int tag)
 {
-    barrier *b = calloc(1, sizeof *b);
+    barrier *b = caracal_xcalloc(1, sizeof *b);
     caracal_task_init(&b->task, "barrier_dissemination", progress, destroy);
     b->comm = comm;
     b->tag = tag;

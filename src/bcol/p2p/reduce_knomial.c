@@ -6,6 +6,7 @@
 #include "combine.h"
 #include "dtype.h"
 #include <stdlib.h>
+#include "xalloc.h"
 
 typedef struct {
     caracal_task task;
@@ -33,7 +34,7 @@ static int progress(caracal_task *t)
             PMPI_Type_get_extent(r->dt, &lb, &extent);
             PMPI_Type_get_true_extent(r->dt, &tlb, &textent);
             r->span = r->count ? textent + (r->count - 1) * extent : 1;
-            r->scratch = malloc((size_t)r->span * r->tree.nchild + 64);
+            r->scratch = caracal_xmalloc((size_t)r->span * r->tree.nchild + 64);
             for (int j = 0; j < r->tree.nchild; j++)
                 PMPI_Irecv((char *)r->scratch + j * r->span - tlb, r->count, r->dt, r->tree.child[j], r->tag,
                            r->comm, &r->recv[j]);
@@ -86,7 +87,7 @@ static void destroy(caracal_task *t)
 caracal_task *caracal_p2p_reduce_knomial(const void *src, void *dst, int count, MPI_Datatype dt, MPI_Op op,
                                          int root, int radix, int ordered, MPI_Comm comm, int tag)
 {
-    reduce_knomial *r = calloc(1, sizeof *r);
+    reduce_knomial *r = caracal_xcalloc(1, sizeof *r);
     caracal_task_init(&r->task, "reduce_knomial", progress, destroy);
     int n;
     PMPI_Comm_rank(comm, &r->me);
@@ -102,7 +103,7 @@ caracal_task *caracal_p2p_reduce_knomial(const void *src, void *dst, int count, 
     r->comm = comm;
     r->tag = tag;
     r->send = r->final = MPI_REQUEST_NULL;
-    r->recv = malloc((r->tree.nchild + 1) * sizeof(MPI_Request));
+    r->recv = caracal_xmalloc((r->tree.nchild + 1) * sizeof(MPI_Request));
     return &r->task;
 }
 

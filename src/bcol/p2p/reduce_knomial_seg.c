@@ -16,6 +16,7 @@
 #include "config.h"
 #include "dtype.h"
 #include <stdlib.h>
+#include "xalloc.h"
 
 typedef struct {
     caracal_task task;
@@ -148,7 +149,7 @@ static void destroy(caracal_task *t)
 caracal_task *caracal_p2p_reduce_knomial_seg(const void *src, void *dst, int count, MPI_Datatype dt, MPI_Op op,
                                              int root, int radix, int ordered, MPI_Comm comm, int tag)
 {
-    reduce_seg *r = calloc(1, sizeof *r);
+    reduce_seg *r = caracal_xcalloc(1, sizeof *r);
     caracal_task_init(&r->task, "reduce_knomial_seg", progress, destroy);
     int n;
     PMPI_Comm_rank(comm, &r->me);
@@ -181,10 +182,10 @@ caracal_task *caracal_p2p_reduce_knomial_seg(const void *src, void *dst, int cou
     PMPI_Type_get_extent(dt, &lb, &extent);
     PMPI_Type_get_true_extent(dt, &r->tlb, &textent);
     r->span = textent + (MPI_Aint)(r->segcount - 1) * extent;
-    r->scratch = malloc((size_t)r->span * r->window * r->tree.nchild + 64);
-    r->recv = malloc(((size_t)r->window * r->tree.nchild + 1) * sizeof(MPI_Request));
-    r->send = malloc(r->window * sizeof(MPI_Request));
-    r->final = malloc((r->nseg + 1) * sizeof(MPI_Request));
+    r->scratch = caracal_xmalloc((size_t)r->span * r->window * r->tree.nchild + 64);
+    r->recv = caracal_xmalloc(((size_t)r->window * r->tree.nchild + 1) * sizeof(MPI_Request));
+    r->send = caracal_xmalloc(r->window * sizeof(MPI_Request));
+    r->final = caracal_xmalloc((r->nseg + 1) * sizeof(MPI_Request));
     for (int k = 0; k < r->window; k++)
         r->send[k] = MPI_REQUEST_NULL;
     for (int s = 0; s <= r->nseg; s++)

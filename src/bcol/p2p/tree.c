@@ -3,6 +3,7 @@
 #include "config.h"
 #include "dtype.h"
 #include <stdlib.h>
+#include "xalloc.h"
 
 void caracal_tree_knomial(caracal_tree *t, int me, int root, int n, int radix)
 {
@@ -11,7 +12,7 @@ void caracal_tree_knomial(caracal_tree *t, int me, int root, int n, int radix)
     int rel = (me - root + n) % n;
     t->parent = -1;
     t->nchild = 0;
-    t->child = malloc((n > 0 ? n : 1) * sizeof(int));
+    t->child = caracal_xmalloc((n > 0 ? n : 1) * sizeof(int));
     for (long mask = 1; mask < n; mask *= radix) {
         if (rel % (mask * radix)) {
             t->parent = (int)((rel - rel % (mask * radix) + root) % n);
@@ -33,7 +34,7 @@ void caracal_tree_nary(caracal_tree *t, int me, int root, int n, int arity)
     int rel = (me - root + n) % n;
     t->parent = rel ? ((rel - 1) / arity + root) % n : -1;
     t->nchild = 0;
-    t->child = malloc((arity + 1) * sizeof(int));
+    t->child = caracal_xmalloc((arity + 1) * sizeof(int));
     for (long c = (long)rel * arity + 1; c <= (long)rel * arity + arity && c < n; c++)
         t->child[t->nchild++] = (int)((c + root) % n);
 }

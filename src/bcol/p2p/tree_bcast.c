@@ -6,6 +6,7 @@
 #include "bcol/bcol.h"
 #include "dtype.h"
 #include <stdlib.h>
+#include "xalloc.h"
 
 typedef struct {
     caracal_task task;
@@ -71,7 +72,7 @@ static void destroy(caracal_task *t)
 caracal_task *caracal_p2p_tree_bcast(caracal_tree tree, void *buf, int count, MPI_Datatype dt, MPI_Comm comm,
                                      int tag, const char *name)
 {
-    tree_bcast *b = calloc(1, sizeof *b);
+    tree_bcast *b = caracal_xcalloc(1, sizeof *b);
     caracal_task_init(&b->task, name, progress, destroy);
     b->tree = tree;
     b->buf = buf;
@@ -82,7 +83,7 @@ caracal_task *caracal_p2p_tree_bcast(caracal_tree tree, void *buf, int count, MP
     b->segcount = caracal_bcol_segcount(count, dt);
     b->nseg = count > 0 ? (count + b->segcount - 1) / b->segcount : 1;
     b->segbytes = caracal_type_offset(dt, b->segcount);
-    b->recv = malloc(b->nseg * (1 + tree.nchild) * sizeof(MPI_Request));
+    b->recv = caracal_xmalloc(b->nseg * (1 + tree.nchild) * sizeof(MPI_Request));
     b->send = b->recv + b->nseg;
     return &b->task;
 }

@@ -15,6 +15,7 @@
 #include "dtype.h"
 #include <stdlib.h>
 #include <string.h>
+#include "xalloc.h"
 
 typedef struct {
     caracal_task task;
@@ -173,7 +174,7 @@ int caracal_shm_split_applies(const caracal_shm_seg *s, int count, MPI_Datatype 
 caracal_task *caracal_shm_allreduce_split(caracal_shm_seg *s, const void *src, void *dst, int count, MPI_Datatype dt,
                                           MPI_Op op)
 {
-    split_task *t = calloc(1, sizeof *t);
+    split_task *t = caracal_xcalloc(1, sizeof *t);
     caracal_task_init(&t->task, "allreduce_shm_split", progress, destroy);
     t->seg = s;
     t->count = count;

@@ -32,6 +32,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include "xalloc.h"
 
 enum { B_ALLGATHER, B_GATHER, B_SCATTER, B_ALLTOALL, B_REDSCAT, B_SCAN, B_EXSCAN };
 
@@ -329,11 +330,11 @@ int caracal_shm_blocks_usable(const caracal_hier *h)
 
 static void *own_mem(blk_task *t, size_t bytes)
 {
-    void *p = malloc(bytes ? bytes : 1);
-    if (!p || t->nmem == (int)(sizeof t->mem / sizeof *t->mem)) {
-        caracal_warn("out of memory: %zu bytes of shared-memory collective scratch", bytes);
+    if (t->nmem == (int)(sizeof t->mem / sizeof *t->mem)) {
+        caracal_warn("internal: a shared-memory collective asked for more scratch blocks than it holds (%zu bytes more)", bytes);
         abort();
     }
+    void *p = caracal_xmalloc(bytes ? bytes : 1);
     t->mem[t->nmem++] = p;
     return p;
 }
@@ -429,9 +430,7 @@ static blk_task *new_task(caracal_hier *h, int kind, const char *name, int root)
     const caracal_shm_seg *seg = h->shm;
     int n = seg->n;
     size_t bytes = sizeof(blk_task) + (size_t)n * (sizeof(size_t) + 2 * sizeof(char *) + sizeof(unpack_op));
-    blk_task *t = calloc(1, bytes);
-    if (!t)
-        abort();
+    blk_task *t = caracal_xcalloc(1, bytes);
     caracal_task_init(&t->task, name, progress, destroy);
     t->seg = h->shm;
     t->kind = kind;
@@ -497,9 +496,7 @@ static void local_copy(blk_task *t, const void *sbuf, int scount, MPI_Datatype s
         memmove(rbuf, sbuf, bytes);
         return;
     }
-    char *p = malloc(bytes);
-    if (!p)
-        abort();
+    char *p = caracal_xmalloc(bytes);
     int pos = 0;
     caracal_type_pack(sbuf, scount, sdt, p, (int)bytes, &pos);
     pos = 0;

@@ -15,6 +15,7 @@
 #include <sys/random.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include "xalloc.h"
 
 /* A value every member can read in every other member's address space: the single-copy
  * test reads it through process_vm_readv. */
@@ -280,7 +281,7 @@ void caracal_shm_hier_setup(caracal_hier *h)
             budget_give(bytes);
         return;
     }
-    caracal_shm_seg *s = calloc(1, sizeof *s);
+    caracal_shm_seg *s = caracal_xcalloc(1, sizeof *s);
     s->base = base;
     s->bytes = bytes;
     s->n = n;
@@ -330,7 +331,7 @@ void *caracal_shm_scratch(caracal_shm_seg *s, int i, size_t bytes)
 {
     if (s->scratch_bytes[i] < bytes) {
         free(s->scratch[i]);
-        s->scratch[i] = malloc(bytes);
+        s->scratch[i] = caracal_xmalloc(bytes);
         s->scratch_bytes[i] = bytes;
     }
     return s->scratch[i];

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include "xalloc.h"
 
 typedef struct {
     caracal_task task;
@@ -214,7 +215,7 @@ int caracal_shm_cma_applies(const caracal_shm_seg *s, int kind, int count, MPI_D
 caracal_task *caracal_shm_cma(caracal_shm_seg *s, int kind, const void *src, void *dst, int count, MPI_Datatype dt,
                               MPI_Op op, int root)
 {
-    cma_task *t = calloc(1, sizeof *t);
+    cma_task *t = caracal_xcalloc(1, sizeof *t);
     static const char *names[] = {"bcast_shm_cma", "reduce_shm_cma", "allreduce_shm_cma"};
     caracal_task_init(&t->task, names[kind], progress, destroy);
     t->seg = s;
@@ -232,7 +233,7 @@ caracal_task *caracal_shm_cma(caracal_shm_seg *s, int kind, const void *src, voi
         t->psrc = (char *)src;
         t->pdst = dst;
     } else {
-        t->rbuf = t->mem[2] = malloc((size_t)t->per * t->tsize);
+        t->rbuf = t->mem[2] = caracal_xmalloc((size_t)t->per * t->tsize);
     }
     if (kind != K_CMA_BCAST) {
         t->acc = caracal_type_alloc(t->per, dt, &t->mem[3]);

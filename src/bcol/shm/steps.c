@@ -16,6 +16,7 @@
 #include "dtype.h"
 #include <stdlib.h>
 #include <string.h>
+#include "xalloc.h"
 
 enum { K_BCAST, K_REDUCE, K_ALLREDUCE, K_FANIN, K_FANOUT, K_BARRIER };
 
@@ -173,7 +174,7 @@ static caracal_task *make(caracal_hier *h, int kind, const void *src, void *dst,
         return caracal_shm_cma(s, kind, src, dst, count, dt, op, root);
     if (kind == K_ALLREDUCE && caracal_shm_split_applies(s, count, dt))
         return caracal_shm_allreduce_split(s, src, dst, count, dt, op);
-    shm_task *t = calloc(1, sizeof *t);
+    shm_task *t = caracal_xcalloc(1, sizeof *t);
     caracal_task_init(&t->task, "shm", progress, destroy);
     static const char *names[] = {"bcast_shm", "reduce_shm", "allreduce_shm", "fanin_shm", "fanout_shm",
                                   "barrier_shm"};

@@ -19,6 +19,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include "xalloc.h"
 
 void caracal_gf_allgatherv_hier(caracal_steps *s, const caracal_hier *h, const void *sbuf, int scount,
                                 MPI_Datatype sdt, void *rbuf, const int *rcounts, const int *rdispls,
@@ -154,9 +155,7 @@ caracal_task *caracal_gf_allgather_hier_task(const caracal_ml_args *a, const car
     if (c->coll != CARACAL_ALLGATHER)
         return allgatherv_hier_shm(a, name, c->sbuf, c->scount, c->sdt, c->rbuf, c->rcounts, c->rdispls, c->rdt);
     int n = a->h->size;
-    int *counts = malloc(2 * n * sizeof(int)), *displs = counts + n;
-    if (!counts)
-        abort();
+    int *counts = caracal_xmalloc(2 * n * sizeof(int)), *displs = counts + n;
     for (int i = 0; i < n; i++) {
         counts[i] = c->rcount;
         displs[i] = i * c->rcount;

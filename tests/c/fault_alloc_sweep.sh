@@ -1,0 +1,27 @@
+#!/bin/bash
+# Fail libcaracal's Nth allocation (tests/c/fault_alloc.c, preloaded ahead of libcaracal) on
+# rank 0 of a short stress run (every family, blocking, nonblocking, persistent), for each N
+# in the list; each run must either finish with 0 mismatches (the allocation was one Caracal
+# can do without) or end through MPI's error path with "out of memory" (core/xalloc.c), and
+# within LIMIT seconds: never a signal (segfault, abort), a hang or a wrong result.
+#   fault_alloc_sweep.sh LIMIT "N1 N2 ..." MPIEXEC [ARGS...]
+# (LD_PRELOAD with the fault library among ARGS; FAULT_ALLOC reaches the ranks through the
+# launcher's environment, which both launchers pass on to ranks on this host)
+limit=$1 list=$2
+shift 2
+bad=0 ok=0 oom=0
+for n in $list; do
+  out=$(FAULT_ALLOC=$n timeout -k 5 "$limit" "$@" 2>&1)
+  rc=$?
+  if echo "$out" | grep -q "stress seed .* 0 mismatches" && [ $rc = 0 ]; then
+    ok=$((ok + 1)); what="finished, 0 mismatches"
+  elif echo "$out" | grep -q "out of memory" && ! echo "$out" | grep -qiE "signal|segmentation|MISMATCH" && [ $rc != 124 ] && [ $rc != 0 ]; then
+    oom=$((oom + 1)); what="ended with MPI_ERR_NO_MEM (exit $rc)"
+  else
+    bad=$((bad + 1)); what="FAILED (exit $rc)"
+    echo "$out" | grep -vE "^caracal\[[0-9]+\]: [a-z_]+ " | tail -15
+  fi
+  echo "allocation $n: $what"
+done
+echo "$ok finished, $oom ended with MPI_ERR_NO_MEM, $bad failed"
+[ $bad = 0 ]
