@@ -498,6 +498,11 @@ int main(int argc, char **argv)
         /* how: blocking (3/8), blocking persistent: init, 1-3 starts each waited (1/8),
          * nonblocking (3/8) or persistent (1/8) in one of the seats */
         unsigned how = rnd(8);
+        /* MPICH 4.0.2's own persistent allgather, gather and scatter are wrong or abort
+         * (docs/native-bugs.md); a forced algorithm that leaves such a call to the library
+         * would test MPICH, not Caracal: on MPICH these run blocking or nonblocking instead */
+        if (mpich && (c.fam == F_ALLGATHER || c.fam == F_GATHER || c.fam == F_SCATTER) && (how == 3 || how == 7))
+            how = how == 3 ? 0 : 4;
         if (how >= 4) {
             int j = (int)rnd(MAXOUT);
             /* a persistent call in that seat: start it again (half the time) or replace it */
