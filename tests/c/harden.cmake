@@ -7,26 +7,11 @@
 # segment of it is left in /dev/shm; libcaracal is always preloaded.
 function(caracal_fault_test)
   cmake_parse_arguments(T "" "NAME;LIMIT;EXPECT;NP;PRELOAD" "COMMAND;ENV;WRAP" ${ARGN})
-  set(envargs)
   set(preload ${CARACAL_PRELOAD_PREFIX})
   if(T_PRELOAD)
     set(preload "${preload}${T_PRELOAD}:")
   endif()
-  if(CARACAL_MPI STREQUAL "openmpi")
-    foreach(e IN LISTS T_ENV)
-      list(APPEND envargs -x ${e})
-    endforeach()
-    list(APPEND envargs -x LD_PRELOAD=${preload}$<TARGET_FILE:caracal>)
-  else()
-    foreach(e IN LISTS T_ENV)
-      string(REPLACE "=" ";" kv "${e}")
-      list(GET kv 0 k)
-      string(LENGTH "${k}=" klen)
-      string(SUBSTRING "${e}" ${klen} -1 v)
-      list(APPEND envargs -genv ${k} ${v})
-    endforeach()
-    list(APPEND envargs -genv LD_PRELOAD ${preload}$<TARGET_FILE:caracal>)
-  endif()
+  caracal_launcher_env(envargs "${preload}$<TARGET_FILE:caracal>" ${T_ENV})
   add_test(NAME ${T_NAME}
            COMMAND ${T_WRAP} ${PROJECT_SOURCE_DIR}/tests/c/fault_run.sh ${T_LIMIT} ${T_EXPECT}
                    ${CARACAL_MPIEXEC} ${CARACAL_MPIEXEC_FLAGS} -n ${T_NP} ${envargs} ${T_COMMAND})
@@ -69,13 +54,7 @@ endforeach()
 if(NOT CARACAL_SANITIZE)
   add_library(caracal_fault_alloc MODULE fault_alloc.c)
   target_link_libraries(caracal_fault_alloc PRIVATE dl)
-  if(CARACAL_MPI STREQUAL "openmpi")
-    set(_fa_env -x LD_PRELOAD=$<TARGET_FILE:caracal_fault_alloc>:$<TARGET_FILE:caracal> -x CARACAL_COLL=force
-                -x CARACAL_NODE_SIZE=1)
-  else()
-    set(_fa_env -genv LD_PRELOAD $<TARGET_FILE:caracal_fault_alloc>:$<TARGET_FILE:caracal> -genv CARACAL_COLL force
-                -genv CARACAL_NODE_SIZE 1)
-  endif()
+  caracal_launcher_env(_fa_env "$<TARGET_FILE:caracal_fault_alloc>:$<TARGET_FILE:caracal>" CARACAL_COLL=force CARACAL_NODE_SIZE=1)
   add_test(NAME fault_alloc_sweep_np2
            COMMAND ${PROJECT_SOURCE_DIR}/tests/c/fault_alloc_sweep.sh 60 "1 2 3 4 5 6 8 11 16 23 40 80 150 300 500 700 900"
                    ${CARACAL_MPIEXEC} ${CARACAL_MPIEXEC_FLAGS} -n 2 ${_fa_env} $<TARGET_FILE:caracal-stress> 7 60)
@@ -88,13 +67,8 @@ endif()
 # blocking/nonblocking/persistent and start number of each) and the same result line. The
 # trace goes to stderr and the result line to stdout: the launcher may forward the two
 # streams in either order, so each is compared on its own.
-if(CARACAL_MPI STREQUAL "openmpi")
-  set(_replay_env -x STRESS_TRACE=1 -x CARACAL_COLL=force -x CARACAL_NODE_SIZE=2 -x CARACAL_BCAST=knomial:3
-                  -x LD_PRELOAD=${CARACAL_PRELOAD_PREFIX}$<TARGET_FILE:caracal>)
-else()
-  set(_replay_env -genv STRESS_TRACE 1 -genv CARACAL_COLL force -genv CARACAL_NODE_SIZE 2 -genv CARACAL_BCAST knomial:3
-                  -genv LD_PRELOAD ${CARACAL_PRELOAD_PREFIX}$<TARGET_FILE:caracal>)
-endif()
+caracal_launcher_env(_replay_env "${CARACAL_PRELOAD_PREFIX}$<TARGET_FILE:caracal>" STRESS_TRACE=1 CARACAL_COLL=force
+                     CARACAL_NODE_SIZE=2 CARACAL_BCAST=knomial:3)
 string(REPLACE ";" " " _replay_env "${_replay_env}")
 string(REPLACE ";" " " _replay_flags "${CARACAL_MPIEXEC_FLAGS}")
 add_test(NAME stress_replay_np3
@@ -116,16 +90,12 @@ set_tests_properties(stress_replay_np3 PROPERTIES TIMEOUT 300
 # file goes to /tmp here (btl_vader_backing_directory), so that the test is about Caracal.
 add_executable(test_devshm_fill test_devshm_fill.c)
 set(_devshm_rules "CARACAL_COLL=force;CARACAL_BARRIER=node/shm,hier;CARACAL_BCAST=node/shm,knomial;CARACAL_REDUCE=node/shm,knomial;CARACAL_ALLREDUCE=node/shm,recdbl")
-if(CARACAL_MPI STREQUAL "openmpi")
-  set(_devshm_pre -x LD_PRELOAD=${CARACAL_PRELOAD_PREFIX}$<TARGET_FILE:caracal>)
-else()
-  set(_devshm_pre -genv LD_PRELOAD ${CARACAL_PRELOAD_PREFIX}$<TARGET_FILE:caracal>)
-endif()
+caracal_launcher_env(_devshm_pre "${CARACAL_PRELOAD_PREFIX}$<TARGET_FILE:caracal>")
 string(REPLACE ";" " " _devshm_pre_s "${_devshm_pre}")
 string(REPLACE ";" " " _devshm_flags "${CARACAL_MPIEXEC_FLAGS}")
 # MPICH 4.0.2 itself dies of SIGBUS in MPI_Init when /dev/shm is full (its own segment,
 # before Caracal runs; docs/native-bugs.md): the setup case runs on Open MPI only.
-if(CARACAL_MPI STREQUAL "openmpi")
+if(CARACAL_MPI_FAMILY STREQUAL "openmpi")
 add_test(NAME devshm_full_at_setup_np3
          COMMAND ${PROJECT_SOURCE_DIR}/tests/c/small_devshm.sh 16m sh -c
                  "dd if=/dev/zero of=/dev/shm/filler bs=64k 2>/dev/null; dd if=/dev/zero of=/dev/shm/filler2 bs=1 2>/dev/null; \

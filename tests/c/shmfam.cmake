@@ -17,7 +17,7 @@ set(_shm_a2a CARACAL_ALLTOALL=shm CARACAL_ALLTOALLV=pairwise CARACAL_REDUCE_SCAT
 # the reductions' shm rows take any datatype and operator (rank order)
 set(_shm_red CARACAL_ALLTOALL=shm CARACAL_ALLTOALLV=pairwise CARACAL_REDUCE_SCATTER=shm
              CARACAL_REDUCE_SCATTER_BLOCK=shm CARACAL_SCAN=shm CARACAL_EXSCAN=shm)
-if(CARACAL_MPI STREQUAL "openmpi")
+if(CARACAL_MPI_FAMILY STREQUAL "openmpi")
   set(_shm_small)
 else()
   set(_shm_small small)   # MPICH busy-waits when oversubscribed
