@@ -72,6 +72,19 @@ def mpiexec(mpi, n, argv, env=None):
     return launch.mpiexec_command(mpi, n, argv, env=env)
 
 
+def run_launch(cmd, timeout_s, busy=False):
+    """Run one MPI launch (bounded by timeout_s), optionally while one busy loop per core
+    keeps the machine loaded (the "second job" case: Caracal and native under the same load).
+    Returns the CompletedProcess."""
+    loops = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(os.cpu_count() or 1)] if busy else []
+    try:
+        return subprocess.run(["timeout", str(timeout_s)] + cmd, capture_output=True, text=True, env=launcher_env())
+    finally:
+        for p in loops:
+            p.kill()
+            p.wait()
+
+
 def launcher_env():
     return launch.launcher_env()
 

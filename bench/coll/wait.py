@@ -97,13 +97,7 @@ def main():
         else:
             argv = [exes[lib], a.pattern, "3", str(a.max_bytes), scale]
         cmd = benchlib.mpiexec(lib, n, argv, env=env)
-        busy = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(cores)] if a.busy else []
-        try:
-            out = subprocess.run(["timeout", "600"] + cmd, capture_output=True, text=True, env=benchlib.launcher_env())
-        finally:
-            for p in busy:
-                p.kill()
-                p.wait()
+        out = benchlib.run_launch(cmd, 600, busy=a.busy)
         if out.returncode:
             print(f"\nwait: {cfg} failed: {out.stderr[-300:]}", file=sys.stderr)
             return []

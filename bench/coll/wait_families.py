@@ -86,13 +86,7 @@ def main():
                 "--target-us", "2000"]
         env = {"CARACAL_WAIT": strat}
         cmd = benchlib.mpiexec(lib, n, argv, env=env)
-        busy = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(cores)] if a.busy else []
-        try:
-            out = subprocess.run(["timeout", "900"] + cmd, capture_output=True, text=True, env=benchlib.launcher_env())
-        finally:
-            for p in busy:
-                p.kill()
-                p.wait()
+        out = benchlib.run_launch(cmd, 900, busy=a.busy)
         cells = [json.loads(ln) for ln in out.stdout.splitlines() if ln.startswith("{") and "tune-cell" in ln]
         if out.returncode or not cells:
             print(f"\nwait_families: {cfg} failed: {out.stderr[-300:]}", file=sys.stderr)
