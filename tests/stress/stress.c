@@ -15,7 +15,7 @@
 /* MPICH declares array sizes on MPI_Waitsome; MPI_STATUSES_IGNORE trips GCC's check */
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
 #include <mpi.h>
-#if MPI_VERSION < 4 && defined(OPEN_MPI)
+#if MPI_VERSION < 4 && defined(OPEN_MPI) && OMPI_MAJOR_VERSION < 5 /* Open MPI 5 has the MPI-4 names (its MPI_VERSION is still 3) */
 #include <mpi-ext.h> /* Open MPI 4.1: the persistent collectives are its pcollreq extension's MPIX_*_init */
 #define PINIT(B) MPIX_##B##_init
 #else

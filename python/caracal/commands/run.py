@@ -50,7 +50,8 @@ def tuned_env(mpi: str, directory: str) -> dict:
     if not rules.is_file():
         raise UsageError(f"--tuned {directory}: no caracal-rules.conf there (run caracal tune --out {directory})")
     env = {"CARACAL_RULES": str(rules.resolve())}
-    native = d / ("native-openmpi.rules" if mpi == "openmpi" else "native-mpich.json")
+    from .tune import native_file_name
+    native = d / native_file_name(mpi)
     if native.is_file():
         from .. import native_tuning
         env.update(native_tuning.pass_env(mpi, str(native.resolve())))

@@ -398,6 +398,12 @@ def _read_rules(path):
     return out
 
 
+def native_file_name(mpi: str) -> str:
+    """The native tuning file tune writes for library ``mpi``: by its family (Open MPI 4.1 and
+    5.0 read coll/tuned rules, MPICH 4.0 and 5.0 csel JSON)."""
+    return "native-openmpi.rules" if launch.library(mpi).family == "openmpi" else "native-mpich.json"
+
+
 def verify(args):
     """Re-measure DIR's selection: PMPI alone vs Caracal with the written rules, per cell."""
     out = Path(args.out)
@@ -415,7 +421,7 @@ def verify(args):
     if config.get("node_size"):
         env["CARACAL_NODE_SIZE"] = str(config["node_size"])
     native = _native_module()
-    nfile = out / ("native-openmpi.rules" if args.mpi == "openmpi" else "native-mpich.json")
+    nfile = out / native_file_name(args.mpi)
     if native and nfile.exists():
         env.update(native.pass_env(args.mpi, str(nfile)))
     chosen = {(r["ranks"], r["coll"], r["bytes"]): (f"native {r['native_alg']}" if r.get("native_alg")
@@ -584,9 +590,11 @@ def run(args):
         [{"coll": r["coll"], "comm_size": r["ranks"], "bytes": r["bytes"], "alg": r.get("native_alg")}
          for r in rows]) if native else []
     if native_cells and native:
-        name = "native-openmpi.rules" if args.mpi == "openmpi" else "native-mpich.json"
-        writer = native.write_openmpi_rules if args.mpi == "openmpi" else native.write_mpich_json
-        writer(str(out / name), native_cells)
+        name = native_file_name(args.mpi)
+        if launch.library(args.mpi).family == "openmpi":
+            native.write_openmpi_rules(str(out / name), native_cells)
+        else:  # the default trees the file extends are this library's own (MPICH 4.0 or 5.0)
+            native.write_mpich_json(str(out / name), native_cells, native.find_libmpich(args.mpi))
         print(f"wrote {out}/{name}: {len(native_cells)} cell(s) where one of {args.mpi}'s own algorithms "
               f"wins; usable without Caracal: " + " ".join(f"{k}={v}" for k, v in
                                                           native.pass_env(args.mpi, str(out / name)).items()))
