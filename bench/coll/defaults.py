@@ -17,6 +17,7 @@ Writes bench/results/coll-<lib>.md and .json (compact; medians per round only).
 import argparse
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -88,7 +89,18 @@ def main():
         return {"cells": cells, "load": round(os.getloadavg()[0], 2)}
 
     load0 = os.getloadavg()
-    results = benchlib.interleave(configs, a.rounds, run_one)
+    results = {c: [] for c in configs}
+    rng = random.Random(1)
+    for rnd in range(a.rounds):  # launches in a new random order each round; results written after each
+        order = list(configs)
+        rng.shuffle(order)
+        for i, c in enumerate(order):
+            benchlib.progress(rnd * len(configs) + i, a.rounds * len(configs), f"round {rnd + 1} {c}")
+            results[c].append(run_one(c))
+        write(a, configs, results, load0, rnd + 1)
+
+
+def write(a, configs, results, load0, rounds_done):
     rows, md_rows, worst = [], [], []
     loads = [r["load"] for runs in results.values() for r in runs]
     for (n, fam) in configs:
@@ -120,7 +132,7 @@ def main():
           f"# Default selection vs native: {title}\n\n"
           f"Library: {version or title}. {os.cpu_count()} cores (shared); load average {load0[0]:.1f} at the start, "
           f"{min(loads, default=0):.1f}-{max(loads, default=0):.1f} after the launches, {os.getloadavg()[0]:.1f} at the end. "
-          f"{a.rounds} rounds of launches in random order, each with {a.reps} repetitions of ~2 ms of back-to-back calls "
+          f"{rounds_done} rounds of launches in random order, each with {a.reps} repetitions of ~2 ms of back-to-back calls "
           "per candidate (interleaved in a random order). `default`: the build's built-in selection; `native`: the "
           "library's own algorithm through Caracal's entry (what a call the rules leave native costs); both divided "
           "by `pmpi` (PMPI_*, nothing of Caracal) of the same repetition round; median over rounds (min-max).\n\n"
@@ -130,9 +142,10 @@ def main():
              + ", ".join(f"{w['ranks']}/{w['family']}/{fmt_bytes(w['bytes'])} {w['default_ratio']:.2f}" for w in worst)
              if worst else f"No default cell above {LIMIT}x native ({len(rows)} cells).") + "\n")
     doc = {"schema": "caracal.bench-defaults/1", "lib": a.lib, "library": version, "machine": benchlib.machine_description(),
-           "rounds": a.rounds, "reps": a.reps, "load_during": [min(loads, default=0), max(loads, default=0)], "rows": rows}
+           "rounds": rounds_done, "reps": a.reps, "load_during": [min(loads, default=0), max(loads, default=0)], "rows": rows}
     benchlib.write_results(a.out or f"coll-{a.lib}", doc, md)
-    print(md)
+    if rounds_done == a.rounds:
+        print(md)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,26 @@ def mpi(request):
     return request.param
 
 
+def family(mpi):
+    """Whose launcher and behaviour library `mpi` has: "openmpi" or "mpich" (mpilibs.py)."""
+    from caracal import mpilibs
+    return mpilibs.get(mpi).family
+
+
+def skip_without_fortran(mpi):
+    """Skip, saying why, where the library has no Fortran bindings (docs/mpi-libraries.md:
+    the Open MPI 5 and MPICH 5 wheels, and Intel MPI's as installed here)."""
+    from caracal import mpilibs
+    lib = mpilibs.get(mpi)
+    if lib.fc is None:
+        pytest.skip(f"{lib.title} has no Fortran bindings here (docs/mpi-libraries.md)")
+
+
+# What MPI_Get_library_version starts with, per library
+LIBRARY_VERSION_PREFIX = {"openmpi": "Open MPI", "openmpi5": "Open MPI", "mpich": "MPICH", "mpich5": "MPICH",
+                          "impi": "Intel(R) MPI"}
+
+
 @pytest.fixture
 def cli():
     return run_cli

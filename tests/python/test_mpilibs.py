@@ -87,6 +87,11 @@ def test_cmake_settings_and_launcher_script(build, tmp_path):
     bad = subprocess.run(["sh", str(tmp_path / "caracal-mpiexec"), "-n", "1", "true"], capture_output=True,
                          text=True, env=dict(os.environ, CARACAL_TEST_MPI="nosuch"))
     assert bad.returncode == 2 and "does not run on nosuch" in bad.stderr
+    # what an installation names as its compiler: the library's own command, never a file of
+    # the build tree (Intel MPI's build compiles through a caracal-mpicc that sets I_MPI_ROOT)
+    command = settings["CARACAL_MPI_CC_COMMAND"].strip('"')
+    assert command == lib.compiler_command(mpi5=build == "abi") and str(tmp_path) not in command
+    assert settings["CARACAL_MPI_CC_PROGRAM"].strip('"') == (lib.abi_cc if build == "abi" else lib.cc)[0]
 
 
 @pytest.mark.parametrize("name", mpilibs.BUILDS)

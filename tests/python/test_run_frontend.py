@@ -14,9 +14,11 @@ import time
 
 import pytest
 
-from conftest import BUILDS, ROOT
+from caracal import launch
+from conftest import BUILDS, ROOT, family
 
-OTHER = {"openmpi": "mpich", "mpich": "openmpi"}
+# a library whose programs the other cannot run (another ABI), and its build
+OTHER = {"openmpi": "mpich", "mpich": "openmpi", "openmpi5": "mpich", "mpich5": "openmpi", "impi": "openmpi"}
 
 
 def exe(mpi, name):
@@ -92,8 +94,8 @@ def test_oversubscribing_rankfile_keeps_yielding(cli, tmp_path):
 
 def test_hostfile_and_mpiexec_args(cli, mpi, tmp_path):
     hf = tmp_path / "hosts"
-    hf.write_text("localhost slots=4\n" if mpi == "openmpi" else "localhost:4\n")
-    env_flag = ["-x", "CARACAL_TEST_PASSED=yes"] if mpi == "openmpi" else ["-genv", "CARACAL_TEST_PASSED", "yes"]
+    hf.write_text("localhost slots=4\n" if family(mpi) == "openmpi" else "localhost:4\n")
+    env_flag = ["-x", "CARACAL_TEST_PASSED=yes"] if family(mpi) == "openmpi" else ["-genv", "CARACAL_TEST_PASSED", "yes"]
     p = cli("run", "--mpi", mpi, "-n", 2, "--hostfile", hf, "--no-profile", "--mpiexec-args", *env_flag,
             "--", "/usr/bin/env", timeout=120)
     assert p.returncode == 0, p.stderr
@@ -148,13 +150,11 @@ def test_no_profile_beats_the_environment(cli, mpi, tmp_path):
 def test_report_merges_leftover_pieces(cli, mpi, tmp_path):
     """A job whose front end was killed leaves OUT.rank<N>.json pieces: report merges them."""
     out = tmp_path / "p.json"
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     lib = BUILDS[mpi] / "lib" / "libcaracal.so"
-    if mpi == "openmpi":
-        cmd = ["mpiexec.openmpi", "--oversubscribe", "-x", f"LD_PRELOAD={lib}", "-x", f"CARACAL_PROFILE={out}"]
-    else:
-        cmd = ["mpiexec.mpich", "-genv", "LD_PRELOAD", str(lib), "-genv", "CARACAL_PROFILE", str(out)]
-    subprocess.run(cmd + ["-n", "3", str(exe(mpi, "prof_crash")), "segv"], env=env, capture_output=True, timeout=120)
+    # the library's own launcher, without the CLI: its flags and environment from mpilibs.py
+    cmd = launch.mpiexec_command(mpi, 3, [str(exe(mpi, "prof_crash")), "segv"],
+                                 env={"LD_PRELOAD": str(lib), "CARACAL_PROFILE": str(out)})
+    subprocess.run(cmd, env=launch.launcher_env(mpi), capture_output=True, timeout=120)
     pieces = sorted(tmp_path.glob("p.json.rank*.json"))
     assert pieces and not out.exists()
     p = cli("report", out, timeout=120)
