@@ -256,7 +256,23 @@ def get(name: str, prefix: Optional[str] = None) -> Library:
     if name not in LIBRARIES:
         raise UsageError(f"unknown MPI library '{name}' (choose one of {', '.join(NAMES)})")
     entry = LIBRARIES[name]
-    return _resolve(name, entry, mpi_home() / name if entry.get("pip") else None)
+    home = mpi_home() / name if entry.get("pip") else None
+    if home is not None and not home.exists() and "CARACAL_MPI_HOME" not in os.environ:
+        home = _installed_prefix(name) or home
+    return _resolve(name, entry, home)
+
+
+def _installed_prefix(name: str) -> Optional[Path]:
+    """The library prefix an installed Caracal was built against (install.json), where it is
+    library `name`: an installed CLI has no source tree whose .mpi/ holds the library."""
+    try:
+        from . import paths  # (paths imports this module)
+        inst = paths.installation()
+    except (ImportError, UsageError):
+        return None
+    if not inst or not inst.get("mpi_prefix") or inst.get("mpi_library") != name:
+        return None
+    return Path(inst["mpi_prefix"])
 
 
 def build_dir(build: str) -> Path:
@@ -422,7 +438,9 @@ def cmake(build: str, out_dir: str, prefix: Optional[str] = None) -> str:
         # what an installation tells its users to compile with: the library's own wrapper with
         # the environment it needs, not caracal-mpicc of a build tree that may be gone
         "CARACAL_MPI_CC_COMMAND": lib.compiler_command(mpi5=abi == "mpi5"),
-        "CARACAL_MPI_CC_PROGRAM": cc[0],  # the same, one program (CMake's compiler; no environment)
+        "CARACAL_MPI_CC_PROGRAM": cc[0],
+        # an installation records where its library is: its CLI has no .mpi/ of a source tree
+        "CARACAL_MPI_LIBRARY_PREFIX": str(lib.prefix) if lib.prefix is not None else "",  # the same, one program (CMake's compiler; no environment)
         "CARACAL_MPI_FC": wrapper(fc, "caracal-mpifort") if fc and os.path.exists(shutil.which(fc[0]) or fc[0]) else "",
         "CARACAL_MPIEXEC": str(launcher),
         "CARACAL_MPI_LAUNCHER": lib.mpiexec,  # the library's own (installed files name it)

@@ -103,8 +103,15 @@ df -k /dev/shm | tail -1; ${CARACAL_MPIEXEC} ${_devshm_flags} -n 3 ${_devshm_pre
 set_tests_properties(devshm_full_at_setup_np3 PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
   ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;${_devshm_rules}")
 endif()
+# MPICH 5.0.2 itself dies of SIGSEGV in MPI_Init at 3 ranks in a 16 MiB /dev/shm (32 MiB
+# starts; docs/native-bugs.md): the MPICH family's tmpfs is 32 MiB, filled the same way.
+if(CARACAL_MPI_FAMILY STREQUAL "mpich")
+  set(_devshm_midrun_size 32m)
+else()
+  set(_devshm_midrun_size 16m)
+endif()
 add_test(NAME devshm_full_midrun_np3
-         COMMAND ${PROJECT_SOURCE_DIR}/tests/c/small_devshm.sh 16m ${CARACAL_MPIEXEC} ${CARACAL_MPIEXEC_FLAGS}
+         COMMAND ${PROJECT_SOURCE_DIR}/tests/c/small_devshm.sh ${_devshm_midrun_size} ${CARACAL_MPIEXEC} ${CARACAL_MPIEXEC_FLAGS}
                  -n 3 ${_devshm_pre} $<TARGET_FILE:test_devshm_fill>)
 set_tests_properties(devshm_full_midrun_np3 PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
   ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_btl_vader_backing_directory=/tmp;${_devshm_rules}")
