@@ -30,7 +30,7 @@ help:
 	@echo "make test   install what is missing, build for Open MPI and MPICH (Debian), run every test"
 	@echo "make build [MPI=openmpi|openmpi5|mpich|mpich5|impi|abi]   build only (build/ or build-<name>/: library in lib/, programs in bin/)"
 	@echo "make test-mpilibs   build for Open MPI 5, MPICH 5, Intel MPI and the MPI-5 ABI, run their tests (docs/mpi-libraries.md)"
-	@echo "make test-mpilibs-ci   what CI runs for them: install, subset builds, a bounded test subset each (scripts/ci-mpilibs.sh)"
+	@echo "make test-mpilibs-ci   what CI runs for them: install, builds, the whole C suite and the MPI-running Python tests on each (scripts/ci-mpilibs.sh)"
 	@echo "make install PREFIX=DIR [MPI=...]   build, then install into DIR (docs/install.md)"
 	@echo "make dist   source tarball dist/caracal-VERSION.tar.gz"
 
@@ -53,7 +53,7 @@ demo: build-openmpi
 
 # The whole C suite on Debian's Open MPI and MPICH, then the Python tests (which also run
 # the CLI on every other library that is built). The package-index libraries and the ABI
-# builds: make test-mpilibs (CI runs a bounded subset: make test-mpilibs-ci, docs/mpi-libraries.md).
+# builds: make test-mpilibs (what CI runs for them: make test-mpilibs-ci, docs/mpi-libraries.md).
 test: build-openmpi build-mpich
 	@$(MAKE) --no-print-directory test-c test-python
 
@@ -76,8 +76,9 @@ test-mpilibs: build-mpich build-openmpi5 build-mpich5 build-impi build-abi
 test-mpilibs-run:
 	@bash scripts/test-mpilibs.sh
 
-# What CI runs for them (.ci/run, after make test): install, a subset of targets, a bounded
-# subset of tests per library and the ABI builds on their other libraries (scripts/ci-mpilibs.sh)
+# What CI runs for them (.ci/run, after make test): install, the whole C suite of each library's
+# own build, the MPI-running Python tests on each, and the ABI builds on their other libraries
+# (scripts/ci-mpilibs.sh)
 test-mpilibs-ci:
 	@bash scripts/ci-mpilibs.sh
 
