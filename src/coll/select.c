@@ -65,9 +65,9 @@ __attribute__((weak, noreturn)) void caracal_out_of_memory(size_t bytes);
 /* One table per library this build was compiled for (its mpi.h says which): the rows each
  * library's own measurements support. Debian's Open MPI 4.1 and MPICH 4.0: the tune runs above.
  * Open MPI 5, MPICH 5, Intel MPI and the MPI-5 ABI build (which runs on MPICH 5 and Intel MPI,
- * so only what holds on both): bench/coll/defaults.py against each library alone
- * (bench/results/coll-openmpi5.md, coll-mpich5.md); a cell slower than 1.05x the library
- * alone goes native for that library. */
+ * so only what holds on both) still carry their family's rows: not yet measured against the
+ * library alone. bench/coll/defaults.py --lib NAME does that (default / PMPI per cell); a
+ * cell slower than 1.05x the library alone goes native in that library's table. */
 #define MPICH4_DEFAULTS                                                                       \
     [CARACAL_BARRIER]   = "shm native",                                                        \
     [CARACAL_BCAST]     = "shm#2 shm@512-2k shm@8k- node/shm@2k-8k knomial:2@2k-8k native",    \
