@@ -47,6 +47,7 @@ IMB_BENCH = ["Barrier", "Bcast", "Reduce", "Allreduce", "Allgather", "Allgatherv
 OSU_BENCH = ["osu_barrier", "osu_bcast", "osu_reduce", "osu_allreduce", "osu_allgather", "osu_allgatherv",
              "osu_gather", "osu_gatherv", "osu_scatter", "osu_scatterv", "osu_alltoall", "osu_alltoallv",
              "osu_reduce_scatter", "osu_reduce_scatter_block"]
+OSU_REDUCTIONS = {"osu_reduce", "osu_allreduce", "osu_reduce_scatter", "osu_reduce_scatter_block"}
 
 
 def die(msg):
@@ -155,6 +156,10 @@ def run_once(args, exe, env, check=False, benchmarks=None):
             continue
         # osu_barrier takes neither a size range nor -c (it has nothing to validate)
         argv = [str(b)] + ([] if name == "osu_barrier" else ["-m", f"1:{1 << args.maxlog}"] + (["-c"] if check else []))
+        if check and name in OSU_REDUCTIONS:
+            # OSU reduces MPI_CHAR by default, for which MPI defines no MPI_SUM: from 16 B at 4
+            # ranks its -c check fails with Open MPI alone. Integers are what it can check.
+            argv += ["-T", "mpi_int"]
         if args.iter:
             argv += ["-i", str(args.iter), "-x", str(max(1, args.iter // 10))]
         elif args.mpi == "mpich" and args.np > (os.cpu_count() or 1):
@@ -216,8 +221,12 @@ def validation(args, exe):
     doc = info_cmd._run_info(args.mpi, "--algorithms")
     lib = str(paths.library(args.mpi))
     extra = dict(kv.split("=", 1) for kv in args.env)
-    extra.update(oversub.yield_settings(args.mpi, args.np))
-    runs = [("native", None, None, {}, args.benchmarks)]
+    yields = oversub.yield_settings(args.mpi, args.np)
+    extra.update(yields)
+    # the library alone; where its waits only yield through Caracal's (MPICH oversubscribed:
+    # it busy-polls), through Caracal with every collective native, as `caracal run` does
+    native = {"LD_PRELOAD": lib, "CARACAL_COLL": "0", **yields} if any(k.startswith("CARACAL_") for k in yields) else {}
+    runs = [("native", None, None, native, args.benchmarks)]
     wanted = set(args.algorithms.split(",")) if args.algorithms else None
     for fam in doc["families"]:
         benches = family_benchmarks(args, fam["name"])
@@ -244,7 +253,8 @@ def validation(args, exe):
         unchecked = [k for k, v in res.items() if v[1] is None]
         calls = algo_counts(err, family) if family else {}
         forced = calls.get(alg, 0) if alg else None
-        report.append({"run": label, "benchmarks": [b.replace("osu_", "") for b in benches], "rows": len(res),
+        report.append({"run": label, "via_caracal": bool(env) and not family,
+                       "benchmarks": [b.replace("osu_", "") for b in benches], "rows": len(res),
                        "defects": len(bad), "unchecked": len(unchecked), "failed": failed,
                        "forced_calls": forced, "other_calls": {k: v for k, v in calls.items() if k != alg},
                        "bad": [f"{k[0]} {k[1]} B: {v}" for k, v in bad], "seconds": round(time.monotonic() - t0, 1)})
@@ -264,7 +274,8 @@ def check_table(args, report):
             str(r["defects"]) + (f" ({'; '.join(r['bad'][:3])})" if r["bad"] else ""))
         if not r["failed"] and r["unchecked"]:
             defects += f" ({r['unchecked']} rows without a check column)"
-        benches = ", ".join(r["benchmarks"]) if r["run"] != "native" else "all"
+        benches = ", ".join(r["benchmarks"]) if r["run"] != "native" else "all" + (
+            " (CARACAL_COLL=0: the library's collectives, Caracal's yielding waits)" if r.get("via_caracal") else "")
         forced = "-" if r["forced_calls"] is None else str(r["forced_calls"])
         lines.append(f"| {r['run']} | {benches} | {r['rows']} | {defects} | {forced} | {other} |")
     return lines
@@ -302,15 +313,16 @@ def main():
             die(f"--bin {exe} does not exist")
     head = f"{args.suite.upper()} on {args.mpi}, {args.np} ranks, {os.cpu_count()} cores"
     if args.check:
-        load = [os.getloadavg()[0]]
+        load, began = [os.getloadavg()[0]], time.strftime("%Y-%m-%d %H:%M", time.gmtime())
         report = validation(args, exe)
         load.append(os.getloadavg()[0])
         bad = sum(r["defects"] for r in report)
         failed = sum(1 for r in report if r["failed"])
         lines = [f"# {head}: validation with every Caracal algorithm forced", "",
                  f"Environment of the forced runs: {' '.join(args.env) or '-'}; up to 2^{args.maxlog} B"
-                 f"{f', {args.iter} iterations' if args.iter else ''}. Load average {load[0]:.2f} before, "
-                 f"{load[1]:.2f} after.", ""]
+                 f"{f', {args.iter} iterations' if args.iter else ''}. {began}-{time.strftime('%H:%M', time.gmtime())} "
+                 f"UTC, load average {load[0]:.2f} before, {load[1]:.2f} after.", "",
+                 "`bench/suites.py " + " ".join(sys.argv[1:]) + "`", ""]
         lines += check_table(args, report)
         doc = {"suite": args.suite, "mpi": args.mpi, "np": args.np, "env": args.env, "maxlog": args.maxlog,
                "iter": args.iter, "load": load, "check": report}
