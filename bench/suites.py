@@ -18,9 +18,12 @@ spread (min-max), and the ratio Caracal / native of the medians, with the load a
 before and after. Output: a Markdown table and compact JSON (--out PREFIX.md/.json).
 
 --check runs the suites' own validation instead of timing: IMB built with -DCHECK (its
-`defects` column must be 0) and OSU with `-c` (every row `Pass`), once natively and once
-per Caracal algorithm of each family forced by rule (CARACAL_COLL=force and
-CARACAL_<FAMILY>=alg), and reports every row that is not clean.
+`defects` column must be 0) and OSU with `-c` (every row `Pass`; reductions on MPI_INT),
+once natively and once per Caracal algorithm of each family forced by rule
+(CARACAL_COLL=force and CARACAL_<FAMILY>=alg) on that family's benchmark only, with
+CARACAL_LOG=algo: the report counts rank 0's calls that ran the forced algorithm and those
+that went elsewhere, and lists every row that is not clean and every failed launch.
+--algorithms picks runs (`native,alltoallv=shm`); --iter bounds the repetitions per size.
 """
 import argparse
 import json
