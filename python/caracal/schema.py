@@ -19,19 +19,24 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Iterator, List
 
-import jsonschema
-from jsonschema import Draft202012Validator
-
 _NAMES = {"object": "an object", "array": "an array", "string": "a string", "boolean": "true or false",
           "null": "null", "integer": "an integer", "number": "a number"}
 
-# JSON's numbers as Python reads them: an integer is an int (1.0 is not one), and NaN and
-# infinities are no numbers at all (jsondoc.read_json refuses them too)
-_TYPE_CHECKER = Draft202012Validator.TYPE_CHECKER.redefine_many({
-    "integer": lambda _, v: isinstance(v, int) and not isinstance(v, bool),
-    "number": lambda _, v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v),
-})
-Validator = jsonschema.validators.extend(Draft202012Validator, type_checker=_TYPE_CHECKER)
+
+
+@lru_cache(maxsize=None)
+def validator_class():
+    """JSON Schema 2020-12 with JSON's numbers as Python reads them: an integer is an int
+    (1.0 is not one), and NaN and infinities are no numbers at all (jsondoc.read_json refuses
+    them too). Imported on first use, so that a command that checks no document runs without
+    jsonschema (cli.py names it when it is missing)."""
+    import jsonschema
+    base = jsonschema.Draft202012Validator
+    checker = base.TYPE_CHECKER.redefine_many({
+        "integer": lambda _, v: isinstance(v, int) and not isinstance(v, bool),
+        "number": lambda _, v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v),
+    })
+    return jsonschema.validators.extend(base, type_checker=checker)
 
 # The schema file of each document kind that is validated by its "schema" field.
 DOCUMENT_SCHEMAS = {"caracal.probe/1": "probe-1.json", "caracal.bench/1": "bench-1.json"}
@@ -50,7 +55,7 @@ def load(name: str) -> dict:
     """The schema in caracal/schemas/``name``, e.g. ``probe-1.json`` (cached: do not modify it).
     A schema file that is not valid JSON Schema is a bug of ours: SchemaError."""
     schema = json.loads(resources.files("caracal").joinpath("schemas", name).read_text())
-    Validator.check_schema(schema)
+    validator_class().check_schema(schema)
     return schema
 
 
@@ -60,7 +65,7 @@ _validators = {}
 def _validator(schema: dict):
     key = id(schema)
     if key not in _validators or _validators[key][0] is not schema:
-        _validators[key] = (schema, Validator(schema))
+        _validators[key] = (schema, validator_class()(schema))
     return _validators[key][1]
 
 
