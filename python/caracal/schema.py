@@ -65,8 +65,35 @@ _validators = {}
 def _validator(schema: dict):
     key = id(schema)
     if key not in _validators or _validators[key][0] is not schema:
-        _validators[key] = (schema, validator_class()(schema))
+        _validators[key] = (schema, validator_class()(_inlined(schema)))
     return _validators[key][1]
+
+
+def _inlined(schema: dict) -> dict:
+    """``schema`` with every "$ref": "#/$defs/NAME" replaced by that definition. Same meaning
+    (our definitions do not refer to themselves), but jsonschema resolves a $ref anew at each
+    value it checks: inlined, a 256-rank profile (131,000 matrix entries that are each a
+    #/$defs/count) is checked in 3.6 s instead of 13 (still 2.4 times the 1.5 s of the checker
+    this module replaced; measured under load, 2026-11-26)."""
+    defs = schema.get("$defs", {})
+
+    def walk(node):
+        if isinstance(node, list):
+            return [walk(x) for x in node]
+        if not isinstance(node, dict):
+            return node
+        out = {k: walk(v) for k, v in node.items() if k != "$defs"}
+        ref = out.pop("$ref", None)
+        if ref is None:
+            return out
+        if not ref.startswith("#/$defs/") or ref[len("#/$defs/"):] not in defs:
+            raise ValueError(f"unsupported $ref {ref}")
+        target = walk(defs[ref[len("#/$defs/"):]])
+        if set(out) & set(target) - {"description", "title"}:
+            return {"allOf": [target], **out}  # both constrain the same keyword: keep both
+        return {**target, **out}
+
+    return walk(schema)
 
 
 def check(value, schema) -> None:
