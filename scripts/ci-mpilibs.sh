@@ -6,14 +6,19 @@
 #             a failed install (no network, the index) fails CI here, by name: never a skip
 #   build     openmpi5, mpich5 and impi: the whole tree (every test program); abi (the MPI-5
 #             standard ABI): only what its runs need (CI_ABI_TARGETS)
-#   own       each library's own build on that library: the whole C suite, two tests at a
-#             time (ctest -j2), less only what OWN_SKIP names (each with its reason in
-#             docs/native-bugs.md)
+#   own       each library's own build on that library: a bounded subset (CI_OWN) by
+#             default; with CI_MPILIBS_WHOLE=1 the whole C suite, two tests at a time (ctest
+#             -j2), less only what OWN_SKIP names (each with its reason in docs/native-bugs.md)
 #   abi       the same binaries unchanged on the other libraries of their ABI: build-abi on
 #             MPICH 5 and Intel MPI, Debian's build-mpich (MPICH ABI) on MPICH 5 and Intel MPI
 #             (CI_ABI: one test per kind of call; the code is the own builds')
-#   python    tests/python/test_mpilibs.py, and the MPI-running Python tests (PYTEST_FILES) with
-#             the `mpi` fixture on openmpi5, mpich5 and impi (CARACAL_PYTEST_MPILIBS)
+#   python    tests/python/test_mpilibs.py; with CI_MPILIBS_WHOLE=1 also the MPI-running Python
+#             tests (PYTEST_FILES) with the `mpi` fixture on openmpi5, mpich5 and impi
+#             (CARACAL_PYTEST_MPILIBS)
+#
+# Why CI runs the subset: the whole suites took 35-40 min per library on this 2-core machine
+# under load (docs/mpi-libraries.md), which does not fit CI's 40 minutes beside `make test`,
+# and Intel MPI still fails 10 of them (listed there). CI_MPILIBS_WHOLE=1 is the release check.
 #
 # docs/mpi-libraries.md ("Tests and CI") says why these tests and what each part costs.
 # Every part prints its time; the last lines sum them.
@@ -21,6 +26,13 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 LIBS=(openmpi5 mpich5 impi)
+WHOLE=${CI_MPILIBS_WHOLE:-0}
+# The subset: start-up, the first four families' differential test at 1-4 ranks (flat,
+# hierarchical, shm), the combine probe (each library's own (type, op) answers), the gather
+# and all-to-all families at 1-3 ranks, persistent collectives at 2 ranks, and the MPI-4
+# large-count entry points where the library has them.
+CI_TARGETS=(caracal test_init test_coll test_combine test_gatherfam test_a2afam test_persist test_count_c prof_workload)
+CI_OWN='^(init_preload_np2|coll_np1|coll_np2_flat|coll_np2_default|coll_np3_node2_knomial3|coll_np4_node2|coll_np3_shm|combine_np1|gatherfam_(hier|tree|flat)_np[1-3]_node[12]|a2afam_(hier|pair|alt)_np[1-3](_node[12])?|persist_np2_(flat|shm)|count_c_np2)$'
 # Tests of the whole suite not run on a library, with the reason (docs/native-bugs.md has
 # the library's bug where the reason is one): an ERE for ctest -E. On every package-index
 # library: the tests without MPI in them (the QAP solver, the nodemap level finder, the fuzz
@@ -71,7 +83,11 @@ build() {  # build NAME: configure build-NAME/ and make everything (abi: its run
   local b=$1 dir=build-$1 t targets=()
   $NICE cmake -S . -B "$dir" -DCARACAL_MPI="$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$dir.cmake.log" 2>&1 \
     || { cat "$dir.cmake.log"; return 1; }
-  if [ "$b" = abi ]; then
+  if [ "$b" != abi ] && [ "$WHOLE" != 1 ]; then
+    for t in "${CI_TARGETS[@]}"; do  # the subset's programs only
+      [ "$t" = caracal ] || [ -d "$dir/tests/c/CMakeFiles/$t.dir" ] && targets+=(--target "$t")
+    done
+  elif [ "$b" = abi ]; then
     for t in "${CI_ABI_TARGETS[@]}"; do  # test_count_c exists where the library has the _c entry points
       [ "$t" = caracal ] || [ -d "$dir/tests/c/CMakeFiles/$t.dir" ] && targets+=(--target "$t")
     done
@@ -98,7 +114,11 @@ for b in "${LIBS[@]}" abi; do
 done
 for b in "${LIBS[@]}"; do
   skip=${OWN_SKIP[$b]}
-  [ -f "build-$b/lib/libcaracal.so" ] && part "tests $b (own build, whole suite)" tests "build-$b" "$b" ${skip:+-E "$skip"}
+  if [ "$WHOLE" = 1 ]; then
+    [ -f "build-$b/lib/libcaracal.so" ] && part "tests $b (own build, whole suite)" tests "build-$b" "$b" ${skip:+-E "$skip"}
+  else
+    [ -f "build-$b/lib/libcaracal.so" ] && part "tests $b (own build, subset)" tests "build-$b" "$b" -R "$CI_OWN"
+  fi
 done
 for lib in mpich5 impi; do
   [ -f build-abi/lib/libcaracal.so ] && part "tests abi on $lib" tests build-abi "$lib" -R "$CI_ABI"
@@ -108,7 +128,7 @@ done
 # (this checkout's package, also where .venv's editable install points at another checkout)
 part "python test_mpilibs" env PYTHONPATH="$PWD/python" $NICE .venv/bin/python -m pytest -q tests/python/test_mpilibs.py
 built=(); for b in "${LIBS[@]}"; do [ -f "build-$b/lib/libcaracal.so" ] && built+=("$b"); done
-if [ ${#built[@]} -gt 0 ]; then
+if [ "$WHOLE" = 1 ] && [ ${#built[@]} -gt 0 ]; then
   sel=$(printf ' or %s' "${built[@]}"); sel=${sel# or }
   part "python on ${built[*]}" env PYTHONPATH="$PWD/python" CARACAL_PYTEST_MPILIBS="$(IFS=,; echo "${built[*]}")" \
     $NICE .venv/bin/python -m pytest -q -k "$sel" "${PYTEST_FILES[@]}"
