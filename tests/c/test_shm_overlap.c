@@ -103,11 +103,13 @@ int main(int argc, char **argv)
             MPI_Iallreduce(src[c], sum[c], COUNT, MPI_INT, MPI_SUM, comm[c], &req[nreq++]);
         }
         if (round % 2 == 0) {
-            MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE);
+            MPI_Status st[2 * NCOMM]; /* (MPICH's MPI_STATUSES_IGNORE trips gcc's -Wstringop-overflow) */
+            MPI_Waitall(nreq, req, st);
         } else {
             for (int k = 0; k < nreq; k++) {
                 int idx;
-                MPI_Waitany(nreq, req, &idx, MPI_STATUS_IGNORE);
+                MPI_Status st;
+                MPI_Waitany(nreq, req, &idx, &st);
             }
         }
         for (int c = 0; c < NCOMM; c++) {
