@@ -18,9 +18,12 @@ spread (min-max), and the ratio Caracal / native of the medians, with the load a
 before and after. Output: a Markdown table and compact JSON (--out PREFIX.md/.json).
 
 --check runs the suites' own validation instead of timing: IMB built with -DCHECK (its
-`defects` column must be 0) and OSU with `-c` (every row `Pass`), once natively and once
-per Caracal algorithm of each family forced by rule (CARACAL_COLL=force and
-CARACAL_<FAMILY>=alg), and reports every row that is not clean.
+`defects` column must be 0) and OSU with `-c` (every row `Pass`; reductions on MPI_INT),
+once natively and once per Caracal algorithm of each family forced by rule
+(CARACAL_COLL=force and CARACAL_<FAMILY>=alg) on that family's benchmark only, with
+CARACAL_LOG=algo: the report counts rank 0's calls that ran the forced algorithm and those
+that went elsewhere, and lists every row that is not clean and every failed launch.
+--algorithms picks runs (`native,alltoallv=shm`); --iter bounds the repetitions per size.
 """
 import argparse
 import json
@@ -36,15 +39,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "python"))
-from caracal import launch, paths  # noqa: E402
+from caracal import launch, oversub, paths  # noqa: E402
 from caracal.commands import info as info_cmd  # noqa: E402
 
 WRAPPERS = {"openmpi": ("mpicc.openmpi", "mpicxx.openmpi"), "mpich": ("mpicc.mpich", "mpicxx.mpich")}
+# IMB-MPI1 has no Scan or Exscan (an unknown name makes it run every benchmark it has), OSU
+# 7.4 neither: scan and exscan are validated by tests/c/test_a2afam.c only
 IMB_BENCH = ["Barrier", "Bcast", "Reduce", "Allreduce", "Allgather", "Allgatherv", "Gather", "Gatherv", "Scatter",
-             "Scatterv", "Alltoall", "Alltoallv", "Reduce_scatter", "Reduce_scatter_block", "Scan", "Exscan"]
+             "Scatterv", "Alltoall", "Alltoallv", "Reduce_scatter", "Reduce_scatter_block"]
 OSU_BENCH = ["osu_barrier", "osu_bcast", "osu_reduce", "osu_allreduce", "osu_allgather", "osu_allgatherv",
              "osu_gather", "osu_gatherv", "osu_scatter", "osu_scatterv", "osu_alltoall", "osu_alltoallv",
              "osu_reduce_scatter", "osu_reduce_scatter_block"]
+OSU_REDUCTIONS = {"osu_reduce", "osu_allreduce", "osu_reduce_scatter", "osu_reduce_scatter_block"}
 
 
 def die(msg):
@@ -88,24 +94,27 @@ def osu_binary(base, name):
 
 
 def parse_imb(text):
-    """{(benchmark, bytes): (t_avg_us, defects or None)} from IMB-MPI1's tables."""
-    out, bench = {}, None
+    """{(benchmark, bytes): (t_avg_us, defects or None)} from IMB-MPI1's tables, by the
+    columns their header names (t_avg[usec] or t[usec]; defects in the -check build)."""
+    out, bench, cols = {}, None, None
     for line in text.splitlines():
         m = re.match(r"# Benchmarking (\S+)", line)
         if m:
-            bench = m.group(1)
+            bench, cols = m.group(1), None
             continue
         f = line.split()
-        if bench and len(f) >= 4 and f[0].isdigit():
-            # bytes reps t_min t_max t_avg [defects]; barrier: reps t_min t_max t_avg; other
-            # lines that start with a number (the -check build's notes) are not rows
-            try:
-                if bench == "Barrier":
-                    out[(bench, 0)] = (float(f[3]), float(f[4]) if len(f) > 4 else None)
-                else:
-                    out[(bench, int(f[0]))] = (float(f[4]), float(f[5]) if len(f) > 5 else None)
-            except (ValueError, IndexError):
-                continue
+        if bench and f and f[0] in ("#bytes", "#repetitions"):
+            cols = f
+            continue
+        # other lines that start with a number (the -check build's notes) are not rows
+        if not (bench and cols and len(f) == len(cols) and f[0].isdigit()):
+            continue
+        try:
+            row = dict(zip(cols, f))
+            t = float(row.get("t_avg[usec]", row.get("t[usec]")))
+            out[(bench, int(row.get("#bytes", 0)))] = (t, float(row["defects"]) if "defects" in row else None)
+        except (TypeError, ValueError):
+            continue
     return out
 
 
@@ -125,34 +134,46 @@ def parse_osu(name, text):
     return out
 
 
-def run_once(args, exe, env, check=False):
-    """One pass over the selected benchmarks; {(bench, bytes): (time_us, check)}."""
-    res = {}
+def run_once(args, exe, env, check=False, benchmarks=None):
+    """One pass over the selected benchmarks; {(bench, bytes): (time_us, check)}, and the
+    ranks' stderr (CARACAL_LOG=algo lines)."""
+    res, err = {}, []
+    benchmarks = benchmarks or args.benchmarks
     if args.suite == "imb":
-        argv = [str(exe), *args.benchmarks, "-npmin", str(args.np), "-msglog", f"0:{args.maxlog}"]
+        argv = [str(exe), *benchmarks, "-npmin", str(args.np), "-msglog", f"0:{args.maxlog}"]
         if args.off_cache:
             argv += ["-off_cache", "-1"]
-        if args.mpi == "mpich" and args.np > (os.cpu_count() or 1):
+        if args.iter:
+            argv += ["-iter", str(args.iter)]
+        elif args.mpi == "mpich" and args.np > (os.cpu_count() or 1):
             argv += ["-iter", "50"]  # MPICH busy-polls when oversubscribed: 8-16 ms per call
         cmd = launch.mpiexec_command(args.mpi, args.np, argv, env=env)
         p = subprocess.run(cmd, env=launch.launcher_env(), capture_output=True, text=True, timeout=args.timeout)
         if p.returncode != 0:
             raise RuntimeError(f"IMB-MPI1 failed ({p.returncode}): {(p.stderr.strip().splitlines() or [''])[-1]}")
         res.update(parse_imb(p.stdout))
-        return res
-    for name in args.benchmarks:
+        return res, p.stderr
+    for name in benchmarks:
         b = osu_binary(exe, name)
         if not b:
             continue
-        argv = [str(b), "-m", f"1:{1 << args.maxlog}"] + (["-c"] if check else [])
-        if args.mpi == "mpich" and args.np > (os.cpu_count() or 1):
+        # osu_barrier takes neither a size range nor -c (it has nothing to validate)
+        argv = [str(b)] + ([] if name == "osu_barrier" else ["-m", f"1:{1 << args.maxlog}"] + (["-c"] if check else []))
+        if check and name in OSU_REDUCTIONS:
+            # OSU reduces MPI_CHAR by default, for which MPI defines no MPI_SUM: from 16 B at 4
+            # ranks its -c check fails with Open MPI alone. Integers are what it can check.
+            argv += ["-T", "mpi_int"]
+        if args.iter:
+            argv += ["-i", str(args.iter), "-x", str(max(1, args.iter // 10))]
+        elif args.mpi == "mpich" and args.np > (os.cpu_count() or 1):
             argv += ["-i", "50", "-x", "5"]
         cmd = launch.mpiexec_command(args.mpi, args.np, argv, env=env)
         p = subprocess.run(cmd, env=launch.launcher_env(), capture_output=True, text=True, timeout=args.timeout)
         if p.returncode != 0:
             raise RuntimeError(f"{name} failed ({p.returncode}): {(p.stderr.strip().splitlines() or [''])[-1]}")
         res.update(parse_osu(name, p.stdout))
-    return res
+        err.append(p.stderr)
+    return res, "".join(err)
 
 
 def timing(args, exe):
@@ -166,7 +187,7 @@ def timing(args, exe):
         random.shuffle(order)
         for side in order:
             t0 = time.monotonic()
-            for key, (t, _) in run_once(args, exe, sides[side]).items():
+            for key, (t, _) in run_once(args, exe, sides[side])[0].items():
                 samples[side].setdefault(key, []).append(t)
             print(f"# round {r + 1}/{args.rounds} {side}: {time.monotonic() - t0:.1f} s", file=sys.stderr)
     load.append(os.getloadavg()[0])
@@ -180,26 +201,87 @@ def timing(args, exe):
     return rows, load
 
 
+def family_benchmarks(args, family):
+    """The selected benchmarks that call `family` (IMB Reduce_scatter, OSU osu_reduce_scatter)."""
+    return [b for b in args.benchmarks if b.lower().replace("osu_", "") == family]
+
+
+def algo_counts(stderr, family):
+    """{algorithm: calls} of `family` in the ranks' CARACAL_LOG=algo lines."""
+    out = {}
+    for m in re.finditer(rf"^caracal\[\d+\]: {family} (\S+)", stderr, re.M):
+        alg = m.group(1).split(":")[0]
+        out[alg] = out.get(alg, 0) + 1
+    return out
+
+
 def validation(args, exe):
-    """Every row's check column, natively and with each Caracal algorithm forced."""
+    """Every row's check column, natively and with each Caracal algorithm forced. A forced
+    run calls only its family's benchmarks, with CARACAL_LOG=algo: the report counts the
+    calls that ran the forced algorithm and those that went elsewhere (a shm rule on a
+    communicator of several node groups falls back to the next rule; a zero-byte call
+    returns before selection and logs nothing)."""
     doc = info_cmd._run_info(args.mpi, "--algorithms")
-    runs = [("native", {})]
     lib = str(paths.library(args.mpi))
-    benched = {b.lower().replace("osu_", "") for b in args.benchmarks}
+    extra = dict(kv.split("=", 1) for kv in args.env)
+    yields = oversub.yield_settings(args.mpi, args.np)
+    extra.update(yields)
+    # the library alone; where its waits only yield through Caracal's (MPICH oversubscribed:
+    # it busy-polls), through Caracal with every collective native, as `caracal run` does
+    native = {"LD_PRELOAD": lib, "CARACAL_COLL": "0", **yields} if any(k.startswith("CARACAL_") for k in yields) else {}
+    runs = [("native", None, None, native, args.benchmarks)]
+    wanted = set(args.algorithms.split(",")) if args.algorithms else None
     for fam in doc["families"]:
+        benches = family_benchmarks(args, fam["name"])
         for a in fam["algorithms"]:
-            if fam["native_only"] or "comm" not in a["scope"].split("+") or fam["name"] not in benched:
+            if fam["native_only"] or "comm" not in a["scope"].split("+") or not benches:
                 continue
-            runs.append((f"{fam['name']}={a['name']}", {"LD_PRELOAD": lib, "CARACAL_COLL": "force",
-                                                          fam["setting"]: a["name"]}))
+            label = f"{fam['name']}={a['name']}"
+            if wanted is not None and label not in wanted:
+                continue
+            runs.append((label, fam["name"], a["name"],
+                         {"LD_PRELOAD": lib, "CARACAL_COLL": "force", fam["setting"]: a["name"],
+                          "CARACAL_LOG": "algo", **extra}, benches))
+    if wanted is not None and "native" not in wanted:
+        runs = runs[1:]
     report = []
-    for label, env in runs:
-        res = run_once(args, exe, env, check=True)
-        bad = [(k, v[1]) for k, v in res.items()
-               if (args.suite == "imb" and v[1] not in (None, 0.0)) or (args.suite == "osu" and v[1] not in ("Pass",))]
-        report.append({"run": label, "rows": len(res), "bad": [f"{k[0]} {k[1]} B: {v}" for k, v in bad]})
-        print(f"# {label}: {len(res)} rows, {len(bad)} not clean", file=sys.stderr)
+    for label, family, alg, env, benches in runs:
+        t0 = time.monotonic()
+        try:
+            res, err = run_once(args, exe, env, check=True, benchmarks=benches)
+            failed = None
+        except (RuntimeError, subprocess.TimeoutExpired) as e:
+            res, err, failed = {}, "", str(e).splitlines()[0][:200]
+        bad = [(k, v[1]) for k, v in res.items() if v[1] not in (None, 0.0, "Pass")]
+        unchecked = [k for k, v in res.items() if v[1] is None]
+        calls = algo_counts(err, family) if family else {}
+        forced = calls.get(alg, 0) if alg else None
+        report.append({"run": label, "via_caracal": bool(env) and not family,
+                       "benchmarks": [b.replace("osu_", "") for b in benches], "rows": len(res),
+                       "defects": len(bad), "unchecked": len(unchecked), "failed": failed,
+                       "forced_calls": forced, "other_calls": {k: v for k, v in calls.items() if k != alg},
+                       "bad": [f"{k[0]} {k[1]} B: {v}" for k, v in bad], "seconds": round(time.monotonic() - t0, 1)})
+        print(f"# {label}: {len(res)} rows, {len(bad)} not clean, forced calls {forced}, others "
+              f"{report[-1]['other_calls']}{', FAILED ' + failed if failed else ''} "
+              f"({time.monotonic() - t0:.0f} s)", file=sys.stderr, flush=True)
     return report
+
+
+def check_table(args, report):
+    """Markdown: one row per run, the benchmarks it ran, clean or not, and what ran."""
+    lines = ["| forced algorithm | benchmarks | rows | defects | calls logged with it | calls logged otherwise |",
+             "|---|---|---:|---:|---:|---|"]
+    for r in report:
+        other = ", ".join(f"{k} {v}" for k, v in sorted(r["other_calls"].items())) or "-"
+        defects = ("FAILED: " + r["failed"]) if r["failed"] else (
+            str(r["defects"]) + (f" ({'; '.join(r['bad'][:3])})" if r["bad"] else ""))
+        if not r["failed"] and r["unchecked"]:
+            defects += f" ({r['unchecked']} rows without a check column)"
+        benches = ", ".join(r["benchmarks"]) if r["run"] != "native" else "all" + (
+            " (CARACAL_COLL=0: the library's collectives, Caracal's yielding waits)" if r.get("via_caracal") else "")
+        forced = "-" if r["forced_calls"] is None else str(r["forced_calls"])
+        lines.append(f"| {r['run']} | {benches} | {r['rows']} | {defects} | {forced} | {other} |")
+    return lines
 
 
 def main():
@@ -216,6 +298,8 @@ def main():
     p.add_argument("--off-cache", action="store_true", help="IMB -off_cache -1 (buffers not in cache)")
     p.add_argument("--check", action="store_true", help="run the suites' validation with every algorithm forced")
     p.add_argument("--env", action="append", default=[], metavar="K=V", help="extra environment for the Caracal side")
+    p.add_argument("--iter", type=int, help="iterations per message size (IMB -iter; OSU -i, and -x a tenth)")
+    p.add_argument("--algorithms", help="--check: only these runs (e.g. native,alltoallv=shm)")
     p.add_argument("--timeout", type=float, default=1800)
     p.add_argument("--out", help="write OUT.md and OUT.json")
     args = p.parse_args()
@@ -232,13 +316,20 @@ def main():
             die(f"--bin {exe} does not exist")
     head = f"{args.suite.upper()} on {args.mpi}, {args.np} ranks, {os.cpu_count()} cores"
     if args.check:
+        load, began = [os.getloadavg()[0]], time.strftime("%Y-%m-%d %H:%M", time.gmtime())
         report = validation(args, exe)
-        bad = sum(len(r["bad"]) for r in report)
+        load.append(os.getloadavg()[0])
+        bad = sum(r["defects"] for r in report)
+        failed = sum(1 for r in report if r["failed"])
         lines = [f"# {head}: validation with every Caracal algorithm forced", "",
-                 "| run | rows | not clean |", "|---|---:|---|"]
-        lines += [f"| {r['run']} | {r['rows']} | {'; '.join(r['bad'][:5]) or '0'} |" for r in report]
-        doc = {"suite": args.suite, "mpi": args.mpi, "np": args.np, "check": report}
-        lines.append(f"\n{bad} rows not clean in {len(report)} runs.")
+                 f"Environment of the forced runs: {' '.join(args.env) or '-'}; up to 2^{args.maxlog} B"
+                 f"{f', {args.iter} iterations' if args.iter else ''}. {began}-{time.strftime('%H:%M', time.gmtime())} "
+                 f"UTC, load average {load[0]:.2f} before, {load[1]:.2f} after.", "",
+                 "`bench/suites.py " + " ".join(sys.argv[1:]) + "`", ""]
+        lines += check_table(args, report)
+        doc = {"suite": args.suite, "mpi": args.mpi, "np": args.np, "env": args.env, "maxlog": args.maxlog,
+               "iter": args.iter, "load": load, "check": report}
+        lines.append(f"\n{bad} rows not clean and {failed} failed launches in {len(report)} runs.")
     else:
         rows, load = timing(args, exe)
         lines = [f"# {head}: Caracal / native", "",

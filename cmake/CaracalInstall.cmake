@@ -57,6 +57,15 @@ install(FILES ${PROJECT_BINARY_DIR}/install/install.json DESTINATION ${CMAKE_INS
 
 # --- the command-line interface and its man pages ----------------------------------------------
 if(CARACAL_INSTALL_CLI)
+  # the CLI's Python dependencies (pyproject.toml; numpy and matplotlib only for plots): said
+  # now rather than by the first `caracal report` of the installation
+  execute_process(COMMAND ${CARACAL_INSTALL_PYTHON} -c "import jsonschema, rich, jinja2"
+                  RESULT_VARIABLE _caracal_cli_deps OUTPUT_QUIET ERROR_QUIET)
+  if(NOT _caracal_cli_deps EQUAL 0)
+    message(WARNING "${CARACAL_INSTALL_PYTHON} lacks jsonschema, rich or jinja2, which the installed "
+            "caracal command imports: install them for it (Debian: python3-jsonschema python3-rich "
+            "python3-jinja2) or set -DCARACAL_INSTALL_PYTHON to a Python that has them")
+  endif()
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/caracal DESTINATION ${CARACAL_PYDIR}
           PATTERN __pycache__ EXCLUDE PATTERN "*.pyc" EXCLUDE)
   configure_file(${PROJECT_SOURCE_DIR}/cmake/caracal-cli.sh.in ${PROJECT_BINARY_DIR}/install/caracal @ONLY)

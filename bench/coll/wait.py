@@ -21,7 +21,7 @@ wait_mix.c) and `rotate` (IMB's Bcast: the root moves to the next rank on every 
 Usage: bench/coll/wait.py [--ranks 2,4,8,16] [--rounds 5] [--max-bytes 4096] [--busy]
                           [--mode b2b|latency] [--libs openmpi,mpich] [--pattern coll|halo|rotate]
                           [--strategies futex,nap,spin,default,nopoke,yield]
-Writes bench/results/coll-wait[-PATTERN][-busy][-latency].md and .json.
+Writes bench/results/coll-wait[-PATTERN][-busy][-latency].md and .json (or --out NAME).
 The full table (item 4 of issue 16) is every pattern at --ranks 2,4,8,16 on a quiet machine,
 and each pattern at --ranks 2 --busy.
 """
@@ -64,6 +64,7 @@ def main():
     ap.add_argument("--pattern", choices=("coll", "halo", "rotate"), default="coll")
     ap.add_argument("--strategies", default="futex,nap,spin,default",
                     help="comma-separated, from " + ",".join(STRATEGIES) + " (default futex,nap,spin,default)")
+    ap.add_argument("--out", help="result name in bench/results/ (default coll-wait[-PATTERN][-busy][-latency])")
     a = ap.parse_args()
     try:
         ranks = [int(x) for x in a.ranks.split(",")]
@@ -145,8 +146,8 @@ def main():
           + "\n".join(lines) + "\n\n## Summary\n\n" + "\n".join(notes) + "\n")
     doc = {"schema": "caracal.bench-wait/1", "mode": a.mode, "busy": a.busy, "pattern": a.pattern,
            "machine": benchlib.machine_description(), "rounds": a.rounds, "rows": rows}
-    benchlib.write_results("coll-wait" + ("" if a.pattern == "coll" else "-" + a.pattern) + ("-busy" if a.busy else "")
-                           + ("" if a.mode == "b2b" else "-latency"), doc, md)
+    benchlib.write_results(a.out or ("coll-wait" + ("" if a.pattern == "coll" else "-" + a.pattern)
+                                     + ("-busy" if a.busy else "") + ("" if a.mode == "b2b" else "-latency")), doc, md)
 
 
 if __name__ == "__main__":

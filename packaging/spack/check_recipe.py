@@ -11,7 +11,9 @@ tests/python/test_install.py):
   - its newest version is python/caracal/VERSION,
   - every CMake variable it sets is one the build declares (option() or a CACHE entry), and
     every build option that changes what is installed has a variant,
-  - it needs the CMake version the build requires, an MPI, hwloc, C and Fortran.
+  - it needs the CMake version the build requires, an MPI, hwloc, C and Fortran,
+  - with +cli, the Python packages the CLI imports (pyproject.toml's dependencies but the
+    plotting ones) as run dependencies.
 """
 import re
 import sys
@@ -26,6 +28,8 @@ RECIPE = REPO / "packages" / "caracal" / "package.py"
 INSTALL_OPTIONS = {"CARACAL_INSTALL_CLI"}
 # variables the recipe may set that CMake itself defines
 CMAKE_BUILTIN = {"CMAKE_C_COMPILER", "CMAKE_Fortran_COMPILER", "Python3_EXECUTABLE"}
+# Python packages of pyproject.toml the recipe need not give the CLI (imported for plots only)
+PLOTS_ONLY = {"numpy", "matplotlib"}
 
 
 class Recorder:
@@ -165,7 +169,21 @@ def problems(recipe: Path = RECIPE) -> list:
             out.append(f"the recipe does not depend on {need}")
     if not any(s.startswith("hwloc") for s in specs):
         out.append("the recipe does not depend on hwloc")
+    for name in cli_dependencies():
+        if not any(spec.split("@")[0] == f"py-{name}" and when == "+cli" and "run" in str(kind)
+                   for spec, when, kind in rec.depends):
+            out.append(f"the CLI imports {name} (pyproject.toml), but the recipe has no "
+                       f'depends_on("py-{name}", type="run", when="+cli")')
     return out
+
+
+def cli_dependencies() -> list:
+    """pyproject.toml's dependencies that the CLI cannot run without (numpy and matplotlib
+    only draw the plots of `caracal report`), by name."""
+    text = (ROOT / "pyproject.toml").read_text()
+    deps = re.search(r"^dependencies\s*=\s*\[([^\]]*)\]", text, re.M).group(1)
+    names = [re.match(r"[A-Za-z0-9_.-]+", d).group(0).lower() for d in re.findall(r'"([^"]+)"', deps)]
+    return [n for n in names if n not in PLOTS_ONLY]
 
 
 def main() -> int:

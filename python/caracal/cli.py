@@ -11,6 +11,9 @@ from . import __version__
 from .errors import UsageError
 
 # Order is the order shown in --help.
+# pyproject.toml's dependencies, imported where they are used
+DEPENDENCIES = {"jinja2", "jsonschema", "matplotlib", "numpy", "rich"}
+
 COMMANDS = [
     "run",
     "report",
@@ -63,6 +66,15 @@ def main(argv=None) -> int:
         return int(args._run(args) or 0)
     except UsageError as e:
         print(f"caracal {args.command}: {e}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as e:
+        if e.name not in DEPENDENCIES:
+            raise
+        # an interpreter without pyproject.toml's dependencies (an installed CLI run by a bare
+        # python3: CARACAL_PYTHON, -DCARACAL_INSTALL_PYTHON)
+        print(f"caracal {args.command}: needs the Python package {e.name}, which {sys.executable} does not "
+              f"have (pip install {e.name}, or run caracal with a Python that has it: CARACAL_PYTHON)",
+              file=sys.stderr)
         return 2
     except BrokenPipeError:  # e.g. `caracal info | head`
         sys.stderr.close()

@@ -6,8 +6,6 @@ documents of the same kind are given. Plots (log-log): probe latency and
 bandwidth against size, every probe document overlaid on one plot; bench
 median time (P90 as a band) against size, one plot per collective.
 """
-import base64
-import html
 import io
 import os
 from typing import Dict, List, Tuple
@@ -162,16 +160,9 @@ def report(docs: List[Doc], args) -> int:
                 f.write(images[name])
             print(f"plot: {path}")
     if html_out:
-        parts = ["<!doctype html><meta charset='utf-8'><title>Caracal probe report</title>",
-                 "<style>body{font-family:sans-serif;max-width:60em;margin:auto}"
-                 "pre{background:#f4f4f4;padding:1em;overflow-x:auto}</style>",
-                 "<h1>Caracal probe / bench report</h1>",
-                 "<ul>" + "".join(f"<li>{html.escape(p)}</li>" for p, _ in docs) + "</ul>",
-                 f"<pre>{html.escape(chr(10).join(lines))}</pre>"]
-        for name, data in images.items():
-            parts.append(f"<h2>{html.escape(name)}</h2><img alt='{html.escape(name)}' "
-                         f"src='data:image/png;base64,{base64.b64encode(data).decode()}'>")
+        from .report_html import page
         with open(html_out, "w") as f:
-            f.write("\n".join(parts) + "\n")
+            f.write(page("probe-report.html.j2", title="Caracal probe report", paths=[p for p, _ in docs],
+                         text="\n".join(lines), images=images))
         print(f"html: {html_out}")
     return 0

@@ -2,9 +2,9 @@
 under mpiexec and read what it reports: one JSON object per line on stdout,
 "start", then one "point" per measurement, then "end".
 
-While it runs a progress bar is drawn on stderr (only on a terminal, so logs
-and tests get clean output) and each point is handed to a callback, which
-prints the table row as it arrives.
+While it runs a progress bar (progress.py: rich, on stderr, only on a terminal,
+so logs and tests get clean output) counts the points, and each point is handed
+to a callback, which prints the table row as it arrives.
 """
 import json
 import os
@@ -17,35 +17,7 @@ import time
 from typing import Callable, Dict, List, Optional
 
 from .errors import UsageError
-
-
-class ProgressBar:
-    def __init__(self, total: int, label: str, stream=sys.stderr):
-        self.total, self.label, self.stream = max(total, 1), label, stream
-        self.done = 0
-        self.t0 = time.monotonic()
-        self.enabled = stream.isatty()
-
-    def clear(self):
-        if self.enabled:
-            self.stream.write("\r\033[K")
-            self.stream.flush()
-
-    def draw(self):
-        if not self.enabled:
-            return
-        frac = min(self.done / self.total, 1.0)
-        width = 30
-        fill = int(frac * width)
-        el = time.monotonic() - self.t0
-        eta = el / frac - el if frac > 0 else 0
-        self.stream.write(f"\r\033[K{self.label} [{'#' * fill}{'.' * (width - fill)}] "
-                          f"{self.done}/{self.total}  {el:5.1f}s  eta {eta:4.0f}s")
-        self.stream.flush()
-
-    def step(self, n: int = 1):
-        self.done += n
-        self.draw()
+from .progress import ProgressBar
 
 
 def run_jsonlines(cmd: List[str], env: Dict[str, str], prog_name: str, label: str,

@@ -9,7 +9,7 @@ import json
 import math
 from pathlib import Path
 
-from . import safejson
+from . import safejson, schema
 from .errors import UsageError
 
 SCHEMA = "caracal.topology/1"
@@ -97,10 +97,14 @@ def check(doc, name) -> dict:
     """Check a caracal.topology/1 document as libcaracal does; returns it."""
     if not isinstance(doc, dict):
         raise UsageError(f"{name}: not a {SCHEMA} document (the top level is not an object)")
-    schema = doc.get("schema")
-    if schema != SCHEMA:
-        shown = f'"{schema}"' if isinstance(schema, str) else "missing or not a string"
+    kind = doc.get("schema")
+    if kind != SCHEMA:
+        shown = f'"{kind}"' if isinstance(kind, str) else "missing or not a string"
         raise UsageError(f"{name}: not a {SCHEMA} document (\"schema\" is {shown})")
+    try:  # keys, types and ranges: schemas/topology.schema.json; how values relate: below
+        schema.check(doc, schema.load("topology.schema.json"))
+    except schema.SchemaViolation as e:
+        raise UsageError(f"{name}: invalid topology: {e}") from None
     n = doc.get("nranks")
     if not _is_int(n) or not 1 <= n <= 1 << 20:
         raise UsageError(f'{name}: "nranks" must be an integer from 1 to {1 << 20}')

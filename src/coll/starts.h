@@ -50,6 +50,7 @@ CARACAL_START(caracal_start_alltoall_shm);
 /* alltoallv: coll/alltoallv/ */
 CARACAL_START(caracal_start_alltoallv_hier);
 CARACAL_START(caracal_start_alltoallv_pairwise);
+CARACAL_START(caracal_start_alltoallv_shm);
 /* reduce_scatter: coll/reduce_scatter/ */
 CARACAL_START(caracal_start_reduce_scatter_hier);
 CARACAL_START(caracal_start_reduce_scatter_pairwise);

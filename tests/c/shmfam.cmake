@@ -1,4 +1,4 @@
-# Shared-memory algorithms of the gather, alltoall and reduce-scatter/scan families
+# Shared-memory algorithms of the gather, alltoall(v) and reduce-scatter/scan families
 # (bcol/shm/blocks.c, rows "shm"), and the hier schedules' shm node phases (gatherfam.cmake's
 # hier launches take them): tests/c/test_gatherfam.c and test_a2afam.c with the shm rules
 # forced, first-principles results. A shm comm rule runs only where the communicator is one node group
@@ -12,10 +12,10 @@
 # draws include the shm rows) and test_persist (a blocking shm allreduce between starts).
 set(_shm_gf CARACAL_ALLGATHER=shm CARACAL_ALLGATHERV=shm CARACAL_GATHER=shm CARACAL_GATHERV=shm
             CARACAL_SCATTER=shm CARACAL_SCATTERV=shm)
-set(_shm_a2a CARACAL_ALLTOALL=shm CARACAL_ALLTOALLV=pairwise CARACAL_REDUCE_SCATTER=pairwise
+set(_shm_a2a CARACAL_ALLTOALL=shm CARACAL_ALLTOALLV=shm CARACAL_REDUCE_SCATTER=pairwise
              CARACAL_REDUCE_SCATTER_BLOCK=pairwise CARACAL_SCAN=recdbl CARACAL_EXSCAN=recdbl)
 # the reductions' shm rows take any datatype and operator (rank order)
-set(_shm_red CARACAL_ALLTOALL=shm CARACAL_ALLTOALLV=pairwise CARACAL_REDUCE_SCATTER=shm
+set(_shm_red CARACAL_ALLTOALL=shm CARACAL_ALLTOALLV=shm CARACAL_REDUCE_SCATTER=shm
              CARACAL_REDUCE_SCATTER_BLOCK=shm CARACAL_SCAN=shm CARACAL_EXSCAN=shm)
 if(CARACAL_MPI_FAMILY STREQUAL "openmpi")
   set(_shm_small)
@@ -60,6 +60,8 @@ caracal_mpi_test(NAME shmfam_gather_np4_node2_fallback NP 4 COMMAND $<TARGET_FIL
                  PRELOAD ENV CARACAL_NODE_SIZE=2 ${_shm_gf})
 caracal_mpi_test(NAME shmfam_a2a_np3_node1_fallback NP 3 COMMAND $<TARGET_FILE:test_a2afam> ${_shm_small} maybe
                  PRELOAD ENV CARACAL_NODE_SIZE=1 ${_shm_a2a})
+caracal_mpi_test(NAME shmfam_a2a_np5_node2_fallback NP 5 COMMAND $<TARGET_FILE:test_a2afam> small maybe
+                 PRELOAD ENV CARACAL_NODE_SIZE=2 ${_shm_a2a})
 caracal_mpi_test(NAME shmfam_gather_np2_noshm_fallback NP 2 COMMAND $<TARGET_FILE:test_gatherfam> maybe
                  PRELOAD ENV CARACAL_NODE_SIZE=2 CARACAL_SHM=0 ${_shm_gf})
 # persistent: built at every start (not a steps program), started 1000 times

@@ -100,6 +100,8 @@ def test_spack_recipe_matches_the_build():
     ('depends_on("mpi")', 'depends_on("zlib")', "the recipe does not depend on mpi"),
     ('from spack.package import *', 'from spack.package import *\nimport spack.no_such_module',
      "ModuleNotFoundError"),
+    ('depends_on("py-rich@12:", type="run", when="+cli")', 'depends_on("py-rich@12:", type="build")',
+     'the CLI imports rich (pyproject.toml), but the recipe has no depends_on("py-rich"'),
 ])
 def test_spack_recipe_check_finds_mismatches(tmp_path, old, new, problem):
     text = check_recipe.RECIPE.read_text()

@@ -1,6 +1,7 @@
 /* caracal-tune-bench: the measuring half of `caracal tune`.
  *
  *   caracal-tune-bench COLL --sizes 8,1K,64K --cands native,knomial:2,knomial:4 [--reps R] [--seed S]
+ *                      [--pattern b2b|rotate|barrier]
  *
  * Linked with libcaracal, so MPI_<coll> is Caracal's entry point; between measurements
  * every rank switches the family's rules with caracal_set_rules() to one candidate (`native`
@@ -11,8 +12,12 @@
  * interleaved: each repetition visits them in a fresh random order (the same on every rank,
  * from the seed), so drift and the VM's speed modes hit them alike.
  *
- * One repetition of a candidate: a native barrier, then `iters` calls back to back (as IMB
- * times them), the slowest rank's time divided by iters. `iters` is calibrated per size so
+ * One repetition of a candidate: a native barrier, then `iters` calls, the slowest rank's
+ * time divided by iters. The calls follow the --pattern users' suites time: `b2b` (the
+ * default: back to back from root 0, as `caracal tune` measures), `rotate` (back to back, the
+ * root moving to the next rank on every call, as IMB-MPI1 runs its rooted benchmarks) or
+ * `barrier` (a native barrier before every call, only the call timed, as the OSU benchmarks
+ * do: no call can overlap the next). `iters` is calibrated per size so
  * that a repetition lasts about a millisecond. Output on rank 0: one JSON line per (size,
  * candidate) with median, quartiles and minimum in microseconds (schema caracal.tune-cell/1),
  * and a first line with the launch's facts. Exit status 2 with one line for bad arguments. */
@@ -36,7 +41,10 @@ struct opts {
     int reps;
     unsigned seed;
     double target_s;
+    int pattern; /* PAT_* */
 };
+
+enum { PAT_B2B, PAT_ROTATE, PAT_BARRIER };
 
 static void parse(int argc, char **argv, struct opts *o)
 {
@@ -75,7 +83,16 @@ static void parse(int argc, char **argv, struct opts *o)
             o->reps = (int)tool_parse_long(a, v, 1, 10000);
         else if (!strcmp(a, "--seed"))
             o->seed = (unsigned)tool_parse_long(a, v, 0, 1L << 30);
-        else if (!strcmp(a, "--target-us"))
+        else if (!strcmp(a, "--pattern")) {
+            if (!strcmp(v, "b2b"))
+                o->pattern = PAT_B2B;
+            else if (!strcmp(v, "rotate"))
+                o->pattern = PAT_ROTATE;
+            else if (!strcmp(v, "barrier"))
+                o->pattern = PAT_BARRIER;
+            else
+                tool_usage_error("--pattern '%s': one of b2b, rotate, barrier", v);
+        } else if (!strcmp(a, "--target-us"))
             o->target_s = tool_parse_long(a, v, 10, 10000000) * 1e-6;
         else
             tool_usage_error("unknown option '%s' (see caracal tune --help)", a);
@@ -112,14 +129,26 @@ static double quantile(const double *s, int n, double q)
     return i + 1 < n ? s[i] + (pos - i) * (s[i + 1] - s[i]) : s[n - 1];
 }
 
-/* seconds per call: the slowest rank's loop time / iters */
+/* seconds per call: the slowest rank's time in the calls / iters */
 static double time_calls(const struct opts *o, void *s, void *r, size_t n, int iters)
 {
+    int size;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
     PMPI_Barrier(MPI_COMM_WORLD);
-    double t0 = MPI_Wtime();
-    for (int i = 0; i < iters; i++)
-        o->op->run(s, r, n, 0, MPI_COMM_WORLD);
-    double t = MPI_Wtime() - t0, tmax;
+    double t = 0, tmax;
+    if (o->pattern == PAT_BARRIER) {
+        for (int i = 0; i < iters; i++) {
+            PMPI_Barrier(MPI_COMM_WORLD);
+            double t0 = MPI_Wtime();
+            o->op->run(s, r, n, 0, MPI_COMM_WORLD);
+            t += MPI_Wtime() - t0;
+        }
+    } else {
+        double t0 = MPI_Wtime();
+        for (int i = 0; i < iters; i++)
+            o->op->run(s, r, n, o->pattern == PAT_ROTATE ? i % size : 0, MPI_COMM_WORLD);
+        t = MPI_Wtime() - t0;
+    }
     PMPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return tmax / iters;
 }
@@ -148,8 +177,9 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     if (rank == 0)
-        printf("{\"schema\": \"caracal.tune-launch/1\", \"coll\": \"%s\", \"ranks\": %d, \"reps\": %d}\n", o.coll,
-               size, o.reps);
+        printf("{\"schema\": \"caracal.tune-launch/1\", \"coll\": \"%s\", \"ranks\": %d, \"reps\": %d, "
+               "\"pattern\": \"%s\"}\n", o.coll, size, o.reps,
+               o.pattern == PAT_ROTATE ? "rotate" : o.pattern == PAT_BARRIER ? "barrier" : "b2b");
     srand(o.seed);
     for (int si = 0; si < o.nsizes; si++) {
         size_t n = o.op->bytes(o.sizes[si]);

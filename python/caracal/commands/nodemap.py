@@ -7,6 +7,7 @@ from pathlib import Path
 
 from .. import frontend, launch, paths, topology
 from ..errors import UsageError
+from ..progress import ProgressBar
 
 NAME = "nodemap"
 HELP = "discover where ranks run and how far apart they are; write a caracal.topology/1 file"
@@ -136,7 +137,10 @@ def run(args):
     else:
         cmd = launch.mpiexec_command(args.mpi, n, prog, extra=extra)
     sys.stdout.flush()
-    rc = subprocess.call(cmd, env=env)
+    # caracal-nodemap reports nothing until it is done: the bar shows only that it runs, and
+    # for how long
+    with ProgressBar(None, f"nodemap: {n} ranks, {n * (n - 1) // 2} pairs"):
+        rc = subprocess.call(cmd, env=env)
     if rc != 0:
         print(f"caracal nodemap: caracal-nodemap failed (exit status {rc})", file=sys.stderr)
         return rc if rc == 2 else 1

@@ -115,7 +115,7 @@ def _report_profiles(profiles, args, plot_dir, html_out):
     for i, rep in enumerate(reports):
         if i:
             print()
-        sys.stdout.write(report_text.render(rep))
+        report_text.write(rep, sys.stdout)
     if not (plot_dir or html_out):
         return
     from .. import report_plots  # matplotlib is slow to import: only when plots are wanted

@@ -31,6 +31,7 @@ from typing import Dict, List, Optional
 
 from .. import launch, paths
 from ..errors import UsageError
+from ..progress import ProgressBar
 
 NAME = "testbed"
 HELP = "emulated multi-host testbed on this machine (network namespaces, veth links, bridges)"
@@ -271,30 +272,11 @@ def create(name: str, hosts: int, links: int, rate: Optional[float]) -> dict:
         sh(["ip", "-n", sw, "link", "set", f"br{k}", "up"], f"bridge {k}")
     fail_hook("bridges")
     host_rows = []
-    for i in range(hosts):
-        ns = host_ns(name, i)
-        sh(["ip", "netns", "add", ns], f"host {i} namespace")
-        sh(["ip", "-n", ns, "link", "set", "lo", "up"], f"host {i} loopback")
-        boot_id = str(uuid.uuid4())
-        (d / f"{host_name(i)}.boot_id").write_text(boot_id + "\n")
-        (d / f"{host_name(i)}.ns").write_text(ns + "\n")
-        for k in range(links):
-            port = f"h{i}l{k}"
-            # Created directly in the two namespaces: nothing ever appears in the root one.
-            sh(["ip", "link", "add", iface(k), "netns", ns, "type", "veth", "peer", "name", port, "netns", sw],
-               f"host {i} link {k}")
-            sh(["ip", "-n", ns, "addr", "add", f"{address(k, i)}/24", "dev", iface(k)], f"host {i} link {k}")
-            sh(["ip", "-n", ns, "link", "set", iface(k), "up"], f"host {i} link {k}")
-            sh(["ip", "-n", sw, "link", "set", port, "master", f"br{k}"], f"host {i} link {k}")
-            sh(["ip", "-n", sw, "link", "set", port, "up"], f"host {i} link {k}")
-            if rate:
-                fail_hook("rate")
-                # both directions: the host's egress and the switch port's egress towards it
-                sh(tbf(ns, iface(k), rate), f"host {i} link {k} rate")
-                sh(tbf(sw, port, rate), f"host {i} link {k} rate")
-        host_rows.append({"name": host_name(i), "netns": ns, "boot_id": boot_id,
-                          "addresses": [address(k, i) for k in range(links)]})
-        fail_hook(f"host{i}")
+    bar = ProgressBar(hosts, f"testbed {name}: hosts")
+    with bar:  # a few hundred ip(8) calls for 64 hosts
+        for i in range(hosts):
+            _create_host(name, d, sw, i, links, rate, host_rows)
+            bar.step()
     st = {"name": name, "hosts": hosts, "links": links, "rate_bits": rate,
           "interfaces": [iface(k) for k in range(links)], "switch_netns": sw,
           "host_list": host_rows, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
@@ -303,6 +285,33 @@ def create(name: str, hosts: int, links: int, rate: Optional[float]) -> dict:
     tmp.write_text(json.dumps(st, indent=1) + "\n")
     tmp.rename(d / "state.json")   # state.json exists only for a complete testbed
     return st
+
+
+def _create_host(name: str, d: Path, sw: str, i: int, links: int, rate: Optional[float], host_rows: list):
+    """Host i of the testbed: its namespace, its links to the switch's bridges."""
+    ns = host_ns(name, i)
+    sh(["ip", "netns", "add", ns], f"host {i} namespace")
+    sh(["ip", "-n", ns, "link", "set", "lo", "up"], f"host {i} loopback")
+    boot_id = str(uuid.uuid4())
+    (d / f"{host_name(i)}.boot_id").write_text(boot_id + "\n")
+    (d / f"{host_name(i)}.ns").write_text(ns + "\n")
+    for k in range(links):
+        port = f"h{i}l{k}"
+        # Created directly in the two namespaces: nothing ever appears in the root one.
+        sh(["ip", "link", "add", iface(k), "netns", ns, "type", "veth", "peer", "name", port, "netns", sw],
+           f"host {i} link {k}")
+        sh(["ip", "-n", ns, "addr", "add", f"{address(k, i)}/24", "dev", iface(k)], f"host {i} link {k}")
+        sh(["ip", "-n", ns, "link", "set", iface(k), "up"], f"host {i} link {k}")
+        sh(["ip", "-n", sw, "link", "set", port, "master", f"br{k}"], f"host {i} link {k}")
+        sh(["ip", "-n", sw, "link", "set", port, "up"], f"host {i} link {k}")
+        if rate:
+            fail_hook("rate")
+            # both directions: the host's egress and the switch port's egress towards it
+            sh(tbf(ns, iface(k), rate), f"host {i} link {k} rate")
+            sh(tbf(sw, port, rate), f"host {i} link {k} rate")
+    host_rows.append({"name": host_name(i), "netns": ns, "boot_id": boot_id,
+                      "addresses": [address(k, i) for k in range(links)]})
+    fail_hook(f"host{i}")
 
 
 def cmd_up(args) -> int:

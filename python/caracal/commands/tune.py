@@ -8,7 +8,8 @@ from pathlib import Path
 
 from .. import launch, paths
 from ..errors import UsageError
-from ..tool_run import ProgressBar, machine, now_iso, parse_bytes
+from ..progress import ProgressBar
+from ..tool_run import machine, now_iso, parse_bytes
 from . import info as info_cmd
 
 NAME = "tune"

@@ -7,6 +7,11 @@
  *                 have one writer per step: the root here), each member copies its own out;
  *   alltoall      every member copies its whole send row (n blocks) into its own buffers,
  *                 piece by piece; each member copies out its block of every other row.
+ *   alltoallv     the same after one step in which every member writes its n send sizes:
+ *                 a member knows only what it sends and what it receives, while the step
+ *                 count and where its block lies in another member's row need the whole
+ *                 size matrix. The data steps run in a fixed window (as gatherv's below),
+ *                 sized by the largest row once the sizes are read.
  *
  * A piece is CARACAL_SHM_CHUNK bytes (the last one shorter); it lives where the protocol
  * puts a step of its size: inline beside the posted flag (own writes up to 56 bytes), the
@@ -34,7 +39,7 @@
 #include <string.h>
 #include "xalloc.h"
 
-enum { B_ALLGATHER, B_GATHER, B_SCATTER, B_ALLTOALL, B_REDSCAT, B_SCAN, B_EXSCAN };
+enum { B_ALLGATHER, B_GATHER, B_SCATTER, B_ALLTOALL, B_ALLTOALLV, B_REDSCAT, B_SCAN, B_EXSCAN };
 
 /* Steps a gatherv/scatterv reserves: 2^24, so the 64-bit step counter lasts 2^40 calls;
  * blocks larger than 2^24 pieces travel in whole slots (16 TiB at 1 MiB slots). */
@@ -60,6 +65,11 @@ typedef struct {
     const char *wsrc;         /* my own stream (allgather, gather: my block; alltoall: my row) */
     size_t wbytes;
     size_t row;               /* alltoall: bytes per block */
+    /* alltoallv (B[r]: member r's row without its own block, known after step 0) */
+    uint64_t *sizes;          /* [n][n] bytes member r sends member d (row me: mine, from the call) */
+    size_t *at_r;             /* [n] where my block starts in member r's row */
+    size_t *mine_at;          /* [n] where my block for member d starts in my row */
+    size_t *room;             /* [n] bytes my receive buffer holds for member r's block */
     unpack_op *fin;           /* non-contiguous receive types: unpacked at the end */
     int nfin, finished;
     void *mem[4];
@@ -146,6 +156,91 @@ static void a2a_stream(const blk_task *t, char *to, size_t x, size_t len)
         memcpy(to, t->wsrc + x + t->row, len);
 }
 
+/* alltoallv, step 0: my n send sizes; then piece c - 1 of my row (the blocks for the other
+ * members, rank order, from src[d]) */
+static int a2av_write(blk_task *t, uint64_t step, uint64_t c)
+{
+    caracal_shm_seg *s = t->seg;
+    size_t len = c == 0 ? (size_t)t->n * sizeof(uint64_t) : piece_len(t, t->B[t->me], c - 1);
+    if (!len)
+        return 1;
+    uint64_t lag = caracal_shm_lag(len);
+    if (step > lag && !caracal_shm_all_acked(s, step - lag))
+        return 0;
+    char *to = caracal_shm_data(s, t->me, step, len);
+    if (c == 0) {
+        memcpy(to, t->sizes + (size_t)t->me * t->n, len);
+    } else { /* bytes [x, x + len) of my row */
+        size_t x = (size_t)(c - 1) * piece_size(t, t->B[t->me]), end = x + len;
+        for (int d = 0; d < t->n && x < end; d++) {
+            size_t lo = t->mine_at[d], hi = lo + (d != t->me ? (size_t)t->sizes[(size_t)t->me * t->n + d] : 0);
+            if (hi <= x)
+                continue;
+            size_t k = (hi < end ? hi : end) - x;
+            memcpy(to, t->src[d] + (x - lo), k);
+            to += k;
+            x += k;
+        }
+    }
+    caracal_shm_post(s, step);
+    return 1;
+}
+
+/* alltoallv: step 0 reads the size matrix and sizes the window's data steps; step c > 0
+ * copies out my part of piece c - 1 of every other member's row */
+static int a2av_read(blk_task *t, uint64_t step, uint64_t c)
+{
+    caracal_shm_seg *s = t->seg;
+    int n = t->n, me = t->me;
+    if (c == 0) {
+        size_t len = (size_t)n * sizeof(uint64_t);
+        for (int r = 0; r < n; r++)
+            if (r != me && !caracal_shm_has_posted(s, r, step))
+                return 0;
+        for (int r = 0; r < n; r++)
+            if (r != me)
+                memcpy(t->sizes + (size_t)r * n, caracal_shm_data(s, r, step, len), len);
+        uint64_t steps = 0;
+        for (int r = 0; r < n; r++) {
+            const uint64_t *row = t->sizes + (size_t)r * n;
+            size_t total = 0;
+            for (int d = 0; d < n; d++) {
+                if (d == me)
+                    t->at_r[r] = total;
+                total += d != r ? (size_t)row[d] : 0;
+            }
+            t->B[r] = total;
+            if (pieces(t, total) > steps)
+                steps = pieces(t, total);
+        }
+        t->used = 1 + steps; /* the same on every member: the same matrix */
+        return 1;
+    }
+    uint64_t k = c - 1;
+    for (int pass = 0; pass < 2; pass++) /* 0: has every writer I read posted? 1: copy */
+        for (int r = 0; r < n; r++) {
+            size_t blk = r != me ? (size_t)t->sizes[(size_t)r * n + me] : 0;
+            size_t len = blk ? piece_len(t, t->B[r], k) : 0;
+            if (!len)
+                continue;
+            size_t lo = (size_t)k * piece_size(t, t->B[r]);
+            size_t a = lo > t->at_r[r] ? lo : t->at_r[r];
+            size_t b = lo + len < t->at_r[r] + blk ? lo + len : t->at_r[r] + blk;
+            if (a >= b)
+                continue;
+            if (pass == 0) {
+                if (!caracal_shm_has_posted(s, r, step))
+                    return 0;
+                continue;
+            }
+            size_t from = a - t->at_r[r]; /* an erroneous program's larger block: stay in bounds */
+            if (from < t->room[r])
+                memcpy(t->dst[r] + from, caracal_shm_data(s, r, step, len) + (a - lo),
+                       (b < t->at_r[r] + t->room[r] ? b : t->at_r[r] + t->room[r]) - a);
+        }
+    return 1;
+}
+
 /* my writes of piece c; 0: a buffer is still being read */
 static int write_phase(blk_task *t, uint64_t step, uint64_t c)
 {
@@ -171,6 +266,8 @@ static int write_phase(blk_task *t, uint64_t step, uint64_t c)
         caracal_shm_post(s, step);
         return 1;
     }
+    if (t->kind == B_ALLTOALLV)
+        return a2av_write(t, step, c);
     size_t len = t->wsrc ? piece_len(t, t->wbytes, c) : 0;
     if (!len)
         return 1;
@@ -213,6 +310,8 @@ static int read_phase(blk_task *t, uint64_t step, uint64_t c)
         memcpy(t->dst[t->me] + (size_t)c * piece_size(t, t->B[t->me]), foreign_data(s, t->me, step, len), len);
         return 1;
     }
+    case B_ALLTOALLV:
+        return a2av_read(t, step, c);
     case B_REDSCAT:
     case B_SCAN:
     case B_EXSCAN: {
@@ -670,6 +769,73 @@ caracal_task *caracal_shm_alltoall(caracal_hier *h, const void *sbuf, int scount
             t->dst[r] = receive_at(t, at(t, rbuf, rdt, (MPI_Aint)r * rcount), rcount, rdt, tmp ? tmp + (size_t)r * t->row : NULL);
     uint64_t steps = pieces(t, t->wbytes);
     return reserve(t, steps, steps);
+}
+
+caracal_task *caracal_shm_alltoallv(caracal_hier *h, const void *sbuf, const int *scounts, const int *sdispls,
+                                    MPI_Datatype sdt, void *rbuf, const int *rcounts, const int *rdispls,
+                                    MPI_Datatype rdt)
+{
+    if (!caracal_shm_blocks_usable(h))
+        return NULL;
+    int n = h->size;
+    /* the sizes' step must fit one buffer of the segment: the same answer on every rank */
+    if ((size_t)n * sizeof(uint64_t) > ((const caracal_shm_seg *)h->shm)->slot)
+        return NULL;
+    blk_task *t = new_task(h, B_ALLTOALLV, "alltoallv_shm", -1);
+    int me = t->me;
+    size_t rsize = tsize(t, rdt);
+    if (n == 1) {
+        if (sbuf != MPI_IN_PLACE)
+            local_copy(t, at(t, sbuf, sdt, sdispls[0]), scounts[0], sdt, at(t, rbuf, rdt, rdispls[0]), rcounts[0], rdt);
+        return reserve(t, 0, 0);
+    }
+    int in_place = sbuf == MPI_IN_PLACE;
+    if (in_place) { /* my blocks are overwritten as blocks arrive: copied aside below */
+        sbuf = rbuf;
+        scounts = rcounts;
+        sdispls = rdispls;
+        sdt = rdt;
+    }
+    size_t ssize = tsize(t, sdt);
+    char *mem = own_mem(t, ((size_t)n * n + 4 * (size_t)n) * sizeof(uint64_t));
+    t->sizes = (uint64_t *)mem;
+    t->at_r = (size_t *)(t->sizes + (size_t)n * n);
+    t->mine_at = t->at_r + n;
+    t->room = t->mine_at + n;
+    uint64_t *row = t->sizes + (size_t)me * n;
+    size_t sent = 0, got = 0;
+    for (int d = 0; d < n; d++) {
+        row[d] = scounts[d] > 0 ? (uint64_t)scounts[d] * ssize : 0;
+        t->mine_at[d] = sent;
+        sent += d != me ? (size_t)row[d] : 0;
+        t->room[d] = rcounts[d] > 0 ? (size_t)rcounts[d] * rsize : 0;
+        got += d != me ? t->room[d] : 0;
+    }
+    /* where my blocks' bytes are: the send buffer itself, or packed copies */
+    char *packed = (in_place || !plain(t, sdt)) && sent ? own_mem(t, sent) : NULL;
+    for (int d = 0; d < n; d++) {
+        if (d == me || !row[d])
+            continue;
+        char *blk = at(t, sbuf, sdt, sdispls[d]);
+        if (packed) {
+            int pos = 0;
+            caracal_type_pack(blk, scounts[d], sdt, packed + t->mine_at[d], (int)row[d], &pos);
+            t->src[d] = packed + t->mine_at[d];
+        } else {
+            t->src[d] = blk;
+        }
+    }
+    if (!in_place)
+        local_copy(t, at(t, sbuf, sdt, sdispls[me]), scounts[me], sdt, at(t, rbuf, rdt, rdispls[me]), rcounts[me], rdt);
+    char *tmp = plain(t, rdt) || !got ? NULL : own_mem(t, got);
+    for (int r = 0; r < n; r++)
+        if (r != me && t->room[r]) {
+            t->dst[r] = receive_at(t, at(t, rbuf, rdt, rdispls[r]), rcounts[r], rdt, tmp);
+            if (tmp)
+                tmp += t->room[r];
+        }
+    /* step 0 (the sizes), then a window of data steps: their number is known after step 0 */
+    return reserve(t, STEP_WINDOW, 1);
 }
 
 caracal_task *caracal_shm_node_gather(caracal_hier *h, int root, const size_t *bytes, const void *mine,

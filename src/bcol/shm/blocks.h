@@ -1,5 +1,5 @@
 /* Block collectives on one node group's shared-memory segment (bcol/shm/blocks.c):
- * allgather(v), gather(v), scatter(v), alltoall over the step protocol of shm.h.
+ * allgather(v), gather(v), scatter(v), alltoall(v) over the step protocol of shm.h.
  *
  * Ranks are the ranks of the hierarchy's communicator, which must be one node group with
  * a segment (caracal_shm_blocks_usable). Arguments are MPI's, MPI_IN_PLACE included; the
@@ -28,6 +28,11 @@ caracal_task *caracal_shm_scatterv(caracal_hier *h, const void *sbuf, int scount
                                    int root, int vector);
 caracal_task *caracal_shm_alltoall(caracal_hier *h, const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
                                    int rcount, MPI_Datatype rdt);
+/** alltoallv: one step in which every member writes its send sizes, then the blocks as
+ *  alltoall's (NULL as well where n send sizes do not fit a slot). */
+caracal_task *caracal_shm_alltoallv(caracal_hier *h, const void *sbuf, const int *scounts, const int *sdispls,
+                                    MPI_Datatype sdt, void *rbuf, const int *rcounts, const int *rdispls,
+                                    MPI_Datatype rdt);
 
 /** reduce_scatter (counts per rank) and reduce_scatter_block (counts NULL: `block` each):
  *  every member copies its whole input vector in, piece by piece (whole elements), and

@@ -31,6 +31,11 @@ class Caracal(CMakePackage):
     depends_on("pkgconfig", type="build")
     depends_on("python@3.9:", type="build")  # generates the MPI wrappers from mpi.h
     depends_on("python@3.9:", type="run", when="+cli")
+    # what the CLI imports (pyproject.toml's dependencies; numpy and matplotlib only draw the
+    # plots of `caracal report --plots/--html` and are imported only for them)
+    depends_on("py-jsonschema@4:", type="run", when="+cli")
+    depends_on("py-rich@12:", type="run", when="+cli")
+    depends_on("py-jinja2@3:", type="run", when="+cli")
     depends_on("mpi")
     depends_on("hwloc@2:")
 

@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Does the default selection ever lose to the library? Every family, three call patterns.
+
+The built-in defaults (src/coll/select.c) were chosen from one call pattern at a time, and
+the patterns disagree: a 2-rank shm bcast beats Open MPI's when the root moves on every call
+(IMB) and loses to it from one fixed root back to back. This script times, in one launch of
+caracal-tune-bench per (library, ranks, pattern, family), the default selection (`default`),
+the family's shared-memory algorithm (`shm`, where it has one) and the library alone (`pmpi`:
+PMPI_* called directly), interleaved in a random order per repetition, in each pattern:
+
+  b2b      calls back to back from root 0 (what `caracal tune` measures)
+  rotate   back to back, the root moving to the next rank on every call (IMB-MPI1; rooted
+           families only)
+  barrier  a native barrier before every call, only the call timed (the OSU benchmarks)
+
+A cell is (library, ranks, family, bytes); its verdict takes the worst pattern:
+  LOSS  the default is slower than 1.05x the library in some pattern
+  MISS  the default is native but shm beats the library (<= 0.95x) in every pattern
+Launches run in a random order per round; the table gives medians over rounds.
+
+Usage: bench/coll/defaults_check.py [--ranks 2,4] [--libs openmpi,mpich] [--rounds 2]
+          [--sizes 8,64,512,2K,4K,16K,64K,256K,1M] [--families all|LIST] [--patterns b2b,rotate,barrier]
+          [--out NAME]
+Writes bench/results/NAME.md and .json (default NAME: defaults-check).
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import benchlib  # noqa: E402
+
+ROOT = benchlib.ROOT
+BUILD = {"openmpi": "build", "mpich": "build-mpich"}
+FAMILIES = ["barrier", "bcast", "reduce", "allreduce", "allgather", "allgatherv", "gather", "gatherv", "scatter",
+            "scatterv", "alltoall", "alltoallv", "reduce_scatter", "reduce_scatter_block", "scan", "exscan"]
+ROOTED = {"bcast", "reduce", "gather", "gatherv", "scatter", "scatterv"}
+PATTERNS = ["b2b", "rotate", "barrier"]
+SCALE = {"K": 1 << 10, "M": 1 << 20}
+LOSS, MISS = 1.05, 0.95
+
+
+def parse_size(t):
+    t = t.strip().upper()
+    return int(t[:-1]) * SCALE[t[-1]] if t[-1] in SCALE else int(t)
+
+
+def algorithms(lib):
+    """{family: [algorithm names]} from caracal info --algorithms --json of that build."""
+    p = subprocess.run([sys.executable, "-m", "caracal", "info", "--mpi", lib, "--algorithms", "--json"],
+                       capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT / "python")))
+    try:
+        doc = json.loads(p.stdout)
+        return {f["name"]: [a["name"] for a in f["algorithms"]] for f in doc["families"]}
+    except (ValueError, KeyError):
+        sys.exit(f"defaults_check: caracal info --algorithms --json failed: {p.stderr.strip()[-300:]}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ranks", default="2,4", help="comma-separated rank counts (default 2,4)")
+    ap.add_argument("--libs", default="openmpi,mpich")
+    ap.add_argument("--rounds", type=int, default=2, help="launches per configuration (default 2)")
+    ap.add_argument("--reps", type=int, default=7, help="repetitions per launch (default 7)")
+    ap.add_argument("--sizes", default="8,64,512,2K,4K,16K,64K,256K,1M")
+    ap.add_argument("--families", default="all")
+    ap.add_argument("--patterns", default="b2b,rotate,barrier")
+    ap.add_argument("--out", default="defaults-check", help="result name in bench/results/")
+    a = ap.parse_args()
+    try:
+        ranks = [int(x) for x in a.ranks.split(",")]
+        sizes = [parse_size(s) for s in a.sizes.split(",")]
+    except (ValueError, KeyError):
+        ap.error("--ranks takes integers, --sizes sizes such as 8,4K,1M")
+    libs, pats = a.libs.split(","), a.patterns.split(",")
+    fams = FAMILIES if a.families == "all" else a.families.split(",")
+    bad = [f for f in fams if f not in FAMILIES] + [l for l in libs if l not in BUILD] + [p for p in pats if p not in PATTERNS]
+    if bad or a.rounds < 1 or any(n < 2 for n in ranks):
+        ap.error(f"unknown family, library or pattern: {', '.join(bad)}" if bad else "--rounds >= 1, --ranks >= 2")
+    algs = {lib: algorithms(lib) for lib in libs}
+    configs = [(lib, n, pat, fam) for lib in libs for n in ranks for pat in pats for fam in fams
+               if pat != "rotate" or fam in ROOTED]
+
+    def run_one(cfg):
+        lib, n, pat, fam = cfg
+        cands = ["pmpi", "default"] + (["shm"] if "shm" in algs[lib].get(fam, []) else [])
+        exe = str(ROOT / BUILD[lib] / "bin" / "caracal-tune-bench")
+        argv = [exe, fam, "--sizes", "0" if fam == "barrier" else ",".join(map(str, sizes)), "--cands", ",".join(cands),
+                "--reps", str(a.reps), "--target-us", "1000", "--pattern", pat]
+        out = benchlib.run_launch(benchlib.mpiexec(lib, n, argv), 900)
+        cells = [json.loads(ln) for ln in out.stdout.splitlines() if ln.startswith("{") and "tune-cell" in ln]
+        if out.returncode or not cells:
+            print(f"\ndefaults_check: {cfg} failed: {out.stderr[-300:]}", file=sys.stderr)
+        return cells
+
+    load0 = os.getloadavg()
+    results = benchlib.interleave(configs, a.rounds, run_one)
+    # ratios[(lib, n, fam, bytes)][pattern][cand] = [ratio per round]; native us likewise
+    ratios, native = {}, {}
+    for (lib, n, pat, fam), runs in results.items():
+        for rr in runs:
+            by = {}
+            for c in rr:
+                by.setdefault(c["bytes"], {})[c["cand"]] = c["median_us"]
+            for b, m in by.items():
+                if not m.get("pmpi"):
+                    continue
+                native.setdefault((lib, n, fam, b), {}).setdefault(pat, []).append(m["pmpi"])
+                for cand in ("default", "shm"):
+                    if cand in m:
+                        ratios.setdefault((lib, n, fam, b), {}).setdefault(pat, {}).setdefault(cand, []).append(
+                            m[cand] / m["pmpi"])
+    med = statistics.median
+    rows, doc_rows, counts = [], [], {}
+    for k in sorted(ratios, key=lambda k: (libs.index(k[0]), k[1], FAMILIES.index(k[2]), k[3])):
+        per = ratios[k]
+        d = {p: med(per[p]["default"]) for p in per if "default" in per[p]}
+        s = {p: med(per[p]["shm"]) for p in per if "shm" in per[p]}
+        worst_d = max(d.values()) if d else None
+        # the default ran native here when it measured as the library did in every pattern; a
+        # cell the default gives to Caracal is told apart by its own ratio, so only MISS needs it
+        verdict = "LOSS" if worst_d is not None and worst_d > LOSS else ""
+        if not verdict and s and max(s.values()) <= MISS and worst_d is not None and worst_d > MISS:
+            verdict = "MISS"
+        counts.setdefault((k[0], k[1]), {"cells": 0, "LOSS": 0, "MISS": 0})
+        counts[(k[0], k[1])]["cells"] += 1
+        if verdict:
+            counts[(k[0], k[1])][verdict] += 1
+        nat = med([v for p in native[k] for v in native[k][p]])
+        cols = " | ".join(f"{d[p]:.2f}" if p in d else "-" for p in pats)
+        scols = " | ".join(f"{s[p]:.2f}" if p in s else "-" for p in pats)
+        rows.append(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {nat:.2f} | {cols} | {scols} | {verdict} |")
+        doc_rows.append(dict(lib=k[0], ranks=k[1], family=k[2], bytes=k[3], native_us=round(nat, 3),
+                             default={p: round(v, 3) for p, v in d.items()},
+                             shm={p: round(v, 3) for p, v in s.items()}, verdict=verdict))
+    head = ("| library | ranks | family | bytes | native us | " + " | ".join(f"default {p}" for p in pats) + " | "
+            + " | ".join(f"shm {p}" for p in pats) + " | verdict |\n|" + "---|" * (6 + 2 * len(pats)) + "\n")
+    summary = "\n".join(f"- {lib}, {n} ranks: {c['cells']} cells, {c['LOSS']} where the default is slower than "
+                        f"{LOSS}x the library in some pattern, {c['MISS']} where shm beats it in every pattern but "
+                        "the default does not take it" for (lib, n), c in sorted(counts.items()))
+    md = ("<!-- generated by bench/coll/defaults_check.py; ratio = time / the library's time (< 1: faster) -->\n"
+          "# The default selection against the library, in three call patterns\n\n"
+          f"{os.cpu_count()} cores; load average {load0[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end; "
+          f"{a.rounds} rounds of launches in random order x {a.reps} repetitions of ~1 ms of calls per candidate. "
+          "Patterns: b2b = back to back from root 0, rotate = back to back with the root moving every call (IMB), "
+          "barrier = a native barrier before every call, only the call timed (OSU). Median over rounds of "
+          "candidate / library in the same launch. Verdict: LOSS = default > 1.05x in some pattern; MISS = the "
+          "default does not take shm although shm <= 0.95x in every pattern.\n\n" + head + "\n".join(rows)
+          + "\n\n## Summary\n\n" + summary + "\n")
+    doc = {"schema": "caracal.bench-defaults-check/1", "machine": benchlib.machine_description(), "rounds": a.rounds,
+           "reps": a.reps, "patterns": pats, "rows": doc_rows}
+    benchlib.write_results(a.out, doc, md)
+    print(summary)
+
+
+if __name__ == "__main__":
+    main()
