@@ -68,13 +68,6 @@ static void cma_setup(caracal_shm_seg *s, MPI_Comm comm)
 }
 
 enum { SEGMENT_CAP = 16 << 20, FALLBACK_SLOT = 64 << 10 };
-/* The slots start this far into their mapping, not at a page boundary. With page-aligned
- * slots, 2-rank bcast and reduce of 64 KiB-1 MiB ran 4-10x slower than with the earlier
- * layout (slots after the control part, 1344 bytes into a page) and than with this offset
- * (bench/coll/many_comms.c, 2026-11-26); the likely cause is 4 KiB aliasing between a slot
- * and the user's buffer (a large malloc is page-aligned plus a 16-byte header), which
- * stalls copies between them. */
-#define SLOTS_SKEW ((size_t)2112)
 
 /* The node's budget (CARACAL_SHM_CAP): every segment on a node takes its bytes from one
  * counter shared by the job's processes on that node, so /dev/shm stays bounded however many
@@ -352,11 +345,10 @@ void caracal_shm_slots_setup(caracal_hier *h)
             if (want < slot)
                 caracal_log("init", "node segment: no room for %zu-byte slots; trying %zu-byte slots", slot, want);
             slot = want;
-            size_t want_bytes = 2 * (size_t)s->n * slot + SLOTS_SKEW;
-            if (budget_take(want_bytes, 1)) {
-                failed = reserve(fd, want_bytes) != 0;
+            if (budget_take(2 * (size_t)s->n * slot, 1)) {
+                failed = reserve(fd, 2 * (size_t)s->n * slot) != 0;
                 if (failed)
-                    budget_give(want_bytes);
+                    budget_give(2 * (size_t)s->n * slot);
             }
             if (slot <= FALLBACK_SLOT)
                 break;
@@ -373,7 +365,7 @@ void caracal_shm_slots_setup(caracal_hier *h)
     }
     unsigned long long slot_ull = slot; /* member 0's, after any fallback */
     PMPI_Bcast(&slot_ull, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
-    size_t bytes = 2 * (size_t)s->n * (size_t)slot_ull + SLOTS_SKEW;
+    size_t bytes = 2 * (size_t)s->n * (size_t)slot_ull;
     void *data = map_agreed(comm, s->me, name, bytes);
     if (!data) {
         caracal_log("init", "node segment: no data slots (large steps: %s)", s->cma ? "single copy" : "point-to-point");
@@ -384,7 +376,7 @@ void caracal_shm_slots_setup(caracal_hier *h)
     s->slot = (size_t)slot_ull;
     if (s->chunk > s->slot)
         s->chunk = s->slot;
-    s->data = (char *)data + SLOTS_SKEW;
+    s->data = data;
     caracal_log("init", "node segment: %d members, %zu-byte slots, %zu-byte chunks", s->n, s->slot, s->chunk);
 }
 
