@@ -73,6 +73,14 @@ static int applies(caracal_coll c, int blocking, MPI_Comm comm, int count, MPI_D
     return caracal_coll_applies(c, blocking, comm, (size_t)count * (size_t)typesize, root, op, choice, h);
 }
 
+/* The families whose shm steps carry data up to CARACAL_SHM_SMALL bytes in the segment's
+ * small buffers, and larger data through its slots or by single copy; the others (the block
+ * collectives of blocks.c) need the slots. */
+static int slots_optional(caracal_coll c)
+{
+    return c == CARACAL_BARRIER || c == CARACAL_BCAST || c == CARACAL_REDUCE || c == CARACAL_ALLREDUCE;
+}
+
 int caracal_coll_applies(caracal_coll c, int blocking, MPI_Comm comm, size_t bytes, int root, MPI_Op op,
                          caracal_choice *choice, caracal_hier **h)
 {
@@ -99,6 +107,15 @@ int caracal_coll_applies(caracal_coll c, int blocking, MPI_Comm comm, size_t byt
             caracal_coll_replay_sweep(); /* freed communicators' segments back to the budget first */
             *h = caracal_hier_get(comm);
         }
+        /* The segment's data slots are mapped on the first blocking collective that may need
+         * them: bcast, reduce, allreduce above the small buffers, the block families always
+         * (a gatherv's pieces are known only to their writers). Every member of the node group
+         * is in this call and decides alike (byte count, family, the segment's state), and
+         * finishes what it has in flight first, as for the hierarchy above. */
+        if (*h && caracal_shm_slots_wanted(*h) && (bytes > CARACAL_SHM_SMALL || !slots_optional(c))) {
+            caracal_before_native_collective();
+            caracal_shm_slots_setup(*h);
+        }
     } else if (!(*h = caracal_hier_find(comm))) {
         /* The same answer on every rank: the hierarchy exists once a blocking collective on
          * comm has selected Caracal. Selection depends only on the communicator's size and the
@@ -119,7 +136,8 @@ int caracal_coll_applies(caracal_coll c, int blocking, MPI_Comm comm, size_t byt
             PMPI_Op_commutative(op, &commute);
         /* elsewhere the next matching rule applies (a node-level schedule for a communicator
          * spanning nodes, or native): every rank sees the same hierarchy, segment and operator */
-        if (((*h)->nlevels != 1 || !caracal_shm_usable(*h, 0) || !commute) &&
+        int usable = slots_optional(c) ? caracal_shm_usable_bytes(*h, 0, bytes) : caracal_shm_slots_usable(*h, 0);
+        if (((*h)->nlevels != 1 || !usable || !commute) &&
             !caracal_select_without_shm(c, size, bytes, choice))
             goto native;
     }
@@ -131,7 +149,7 @@ int caracal_coll_applies(caracal_coll c, int blocking, MPI_Comm comm, size_t byt
         for (int l = 0; l < (*h)->nlevels && len < (int)sizeof levels; l++) {
             const caracal_level *lv = &(*h)->level[l];
             caracal_alg alg = caracal_select_level(choice, lv->kind, lv->size ? lv->size : lv->maxgroup);
-            if (!strcmp(alg.alg, "shm") && !caracal_shm_usable(*h, l))
+            if (!strcmp(alg.alg, "shm") && !caracal_shm_usable_bytes(*h, l, bytes))
                 strcpy(alg.alg, "knomial"); /* what levels.c falls back to */
             len += snprintf(levels + len, sizeof levels - len, " %s=%s", lv->kind, alg.alg);
             if (alg.param && len < (int)sizeof levels)

@@ -1,11 +1,15 @@
 /* Bounded shared memory: a program that keeps hundreds of communicators alive, each used
  * for a 1 MiB bcast and allreduce through Caracal's shm path, must keep the node's segments
  * within CARACAL_SHM_CAP (argv[2] bytes), get exact results on every communicator (those
- * past the cap run point-to-point), and give the memory back when the communicators are
- * freed. The job's use of /dev/shm is measured exactly, not from the file system's totals
- * (other jobs share them): every rank lists the Caracal segments it has mapped
- * (/proc/self/maps: "/dev/shm/caracal-*", unlinked once mapped), rank 0 sums the distinct
- * ones (by inode), at points where every rank has finished its setup work (barriers).
+ * past the budget take single copy or point-to-point), and give the memory back when the
+ * communicators are freed. Before them, as many communicators used only for small calls
+ * (at most the segment's small buffers, 1 KiB), kept alive too: they must cost only their
+ * control part (posted/ack lines and small buffers: at most CTL_PER_MEMBER bytes per member
+ * and a page per communicator), not data slots. The job's use of /dev/shm is measured exactly, not
+ * from the file system's totals (other jobs share them): every rank lists the Caracal
+ * segments it has mapped (/proc/self/maps: "/dev/shm/caracal-*", unlinked once mapped),
+ * rank 0 sums the distinct ones (by inode), at points where every rank has finished its
+ * setup work (barriers).
  * Usage: test_shm_many NCOMMS CAP_BYTES */
 #include <caracal.h>
 #include <mpi.h>
@@ -13,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAXSEG = 2048 };
+enum { MAXSEG = 4096, CTL_PER_MEMBER = 9 << 10 };
 
 /* Bytes of distinct Caracal segments mapped by any rank of the job (collective). */
 static long long shm_used(void)
@@ -67,7 +71,40 @@ int main(int argc, char **argv)
     const int n = (1 << 20) / sizeof(int);
     int *buf = malloc(n * sizeof(int)), *sum = malloc(n * sizeof(int));
     MPI_Comm *comms = malloc(ncomm * sizeof *comms);
-    long long before = shm_used(), peak = 0; /* MPI_COMM_WORLD's own segment, created in MPI_Init */
+    /* MPI_COMM_WORLD's own segment, created in MPI_Init, and its slots, mapped by shm_used's
+     * gather the first time (a block collective) */
+    shm_used();
+    long long before = shm_used(), peak = 0;
+    /* small calls only: control parts, no slots */
+    long long base = before, ctl_max = 0;
+    MPI_Comm *small = malloc(ncomm * sizeof *small);
+    long ran_small0 = caracal_coll_count();
+    for (int c = 0; c < ncomm; c++) {
+        int color = c % 3 == 0 ? 0 : c % 3 == 1 ? rank < size / 2 : rank / 2;
+        MPI_Comm_split(MPI_COMM_WORLD, color, rank, &small[c]);
+        int cr, cs, v[256], w[256];
+        MPI_Comm_rank(small[c], &cr);
+        MPI_Comm_size(small[c], &cs);
+        if (cr == 0) /* one page per communicator, CTL_PER_MEMBER per member (counted once) */
+            ctl_max += 4096 + (long long)cs * CTL_PER_MEMBER;
+        for (int i = 0; i < 256; i++)
+            v[i] = cr == 0 ? i * c : -1;
+        MPI_Bcast(v, 256, MPI_INT, 0, small[c]); /* 1 KiB */
+        for (int i = 0; i < 256; i++)
+            if (v[i] != i * c) {
+                fails++;
+                break;
+            }
+        MPI_Allreduce(v, w, 256, MPI_INT, MPI_SUM, small[c]);
+        for (int i = 0; i < 256; i++)
+            if (w[i] != cs * i * c) {
+                fails++;
+                break;
+            }
+    }
+    long ran_small = caracal_coll_count() - ran_small0;
+    MPI_Allreduce(MPI_IN_PLACE, &ctl_max, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    long long small_used = shm_used() - base;
     long ran0 = caracal_coll_count();
     for (int c = 0; c < ncomm; c++) {
         /* several sizes: the whole world, halves, and pairs */
@@ -100,15 +137,21 @@ int main(int argc, char **argv)
     }
     long ran = caracal_coll_count() - ran0;
     for (int c = 0; c < ncomm; c++)
-        MPI_Comm_free(&comms[c]);
+        MPI_Comm_free(&small[c]), MPI_Comm_free(&comms[c]);
+    free(small);
     long long after = shm_used() - before;
     int all = 0;
     MPI_Allreduce(&fails, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    int ok = all == 0 && peak <= cap + 4096 /* the budget's own page */ && after <= (1 << 20) && ran >= 2 * ncomm;
-    if (rank == 0)
+    int ok = all == 0 && peak <= cap + 4096 /* the budget's own page */ && after <= (1 << 20) && ran >= 2 * ncomm &&
+             small_used > 0 && small_used <= ctl_max && ran_small >= 2 * ncomm;
+    if (rank == 0) {
         printf("%d communicators x %d ranks: %d wrong results, segments took at most %.1f MiB (cap %.1f MiB), "
-               "%.1f MiB more than at the start after freeing them; %ld collectives ran in Caracal: %s\n",
-               ncomm, size, all, peak / 1048576.0, cap / 1048576.0, after / 1048576.0, ran, ok ? "ok" : "FAILED");
+               "%.1f MiB more than at the start after freeing them; %ld collectives ran in Caracal\n",
+               ncomm, size, all, peak / 1048576.0, cap / 1048576.0, after / 1048576.0, ran);
+        printf("%d more communicators with small calls only: %.1f KiB of segments (at most %.1f KiB of control parts), "
+               "%ld collectives ran in Caracal: %s\n",
+               ncomm, small_used / 1024.0, ctl_max / 1024.0, ran_small, ok ? "ok" : "FAILED");
+    }
     free(buf);
     free(sum);
     free(comms);

@@ -168,7 +168,7 @@ static void destroy(caracal_task *task)
 
 int caracal_shm_split_applies(const caracal_shm_seg *s, int count, MPI_Datatype dt)
 {
-    return s->split_min > 0 && count > 0 && caracal_type_size(dt) * (size_t)count >= s->split_min;
+    return caracal_shm_has_slots(s) && s->split_min > 0 && count > 0 && caracal_type_size(dt) * (size_t)count >= s->split_min;
 }
 
 caracal_task *caracal_shm_allreduce_split(caracal_shm_seg *s, const void *src, void *dst, int count, MPI_Datatype dt,

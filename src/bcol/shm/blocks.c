@@ -419,7 +419,7 @@ static void destroy(caracal_task *task)
 int caracal_shm_blocks_usable(const caracal_hier *h)
 {
     const caracal_shm_seg *s = h->shm;
-    if (!s || h->nlevels != 1 || s->level != 0 || s->n != h->size || s->me != h->rank)
+    if (!s || !caracal_shm_has_slots(s) || h->nlevels != 1 || s->level != 0 || s->n != h->size || s->me != h->rank)
         return 0;
     for (int i = 0; i < h->size; i++)
         if (h->level[0].lrank[i] != i)

@@ -67,23 +67,30 @@ static void cma_setup(caracal_shm_seg *s, MPI_Comm comm)
     caracal_log("init", "node segment: single copy %s", ok ? "on" : "off");
 }
 
-enum { SEGMENT_CAP = 16 << 20, FALLBACK_SLOT = 64 << 10, MIN_SLOT = 4 << 10 };
+enum { SEGMENT_CAP = 16 << 20, FALLBACK_SLOT = 64 << 10 };
 
 /* The node's budget (CARACAL_SHM_CAP): every segment on a node takes its bytes from one
  * counter shared by the job's processes on that node, so /dev/shm stays bounded however many
  * communicators a program keeps (a 2.5D code's rows, columns and layers, a library that dups
- * freely). Segments are created largest slot first; when the budget is short, smaller slots
- * (FALLBACK_SLOT, then MIN_SLOT), and when even those do not fit, no segment: the node level
- * runs point-to-point (one warning per job). Bytes return to the budget when the communicator
+ * freely, IMB's communicator per benchmark). A communicator's segment starts with its control
+ * lines and small buffers only (about 9 KiB per member); its data slots come in a mapping of
+ * their own on its first large blocking collective (caracal_shm_slots_setup), at most
+ * SLOTS_SHARE of the cap for all slots together, so that control segments keep room. When the
+ * budget or /dev/shm is short: smaller slots (FALLBACK_SLOT), then none (large steps use
+ * single copy, or the level's point-to-point algorithm where the kernel refuses it); a
+ * communicator whose control segment does not fit has no segment (its node level runs
+ * point-to-point). One warning per node. Bytes return to the budget when the communicator
  * is freed. The counter lives in a page of its own, created in MPI_Init over
  * MPI_COMM_TYPE_SHARED of MPI_COMM_WORLD (caracal_shm_budget_setup); without it (no
- * collectives at init) each process counts for itself. */
+ * collectives at init) each process counts for itself. The counter is one atomic word in
+ * shared memory: safe across processes and threads. */
 typedef struct {
     _Atomic long long used;
     _Atomic int warned; /* the "budget is full" warning is printed once per node */
 } shm_budget;
 static shm_budget *budget, own_budget;
-static long long budget_cap = -1;
+static _Atomic long long budget_cap = -1;
+#define SLOTS_SHARE(cap) ((cap) / 4 * 3)
 
 void caracal_shm_budget_setup(void)
 {
@@ -138,12 +145,14 @@ void caracal_shm_budget_setup(void)
     PMPI_Comm_free(&node);
 }
 
-/* CARACAL_SHM_CAP in bytes. auto scales with /dev/shm: a fixed 32 MiB (the first default)
- * ran out in IMB-MPI1, which splits a new communicator for every benchmark and never frees
- * them: from the 7th benchmark on, 2-rank segments got 64 KiB slots and Bcast/Reduce/Allreduce
- * went from 0.6-0.8x native to 1.3-1.9x (bench/results/suite-imb-openmpi-2*.md). 1/8 of
- * /dev/shm keeps a 64 MiB container at 32 MiB and a 24 GiB machine at 1 GiB. Every process of
- * a node computes the same value from the same /dev/shm. */
+/* CARACAL_SHM_CAP in bytes. auto: 32 MiB, or half of /dev/shm if that is smaller (a default
+ * container has 64 MiB). It scaled with /dev/shm (up to 1 GiB) while every communicator's
+ * segment held its 1 MiB slots from creation: IMB-MPI1 splits a new communicator for every
+ * benchmark and never frees them, and with 32 MiB the 7th benchmark on got small slots
+ * (bench/results/suite-imb-openmpi-2*.md). Slots are now mapped only on a communicator's
+ * first large blocking collective, and a communicator beyond the budget takes single copy
+ * (bench/results/shm-many-comms.md measures the first and the 40th of 40 live communicators).
+ * Every process of a node computes the same value from the same /dev/shm. */
 static long long shm_cap(void)
 {
     const char *v = caracal_setting_str(CARACAL_SET_SHM_CAP);
@@ -154,22 +163,24 @@ static long long shm_cap(void)
     }
     struct statvfs fs;
     long long total = statvfs("/dev/shm", &fs) ? 0 : (long long)fs.f_blocks * (long long)fs.f_frsize;
-    long long lo = 32LL << 20, hi = 1LL << 30, cap = total / 8;
-    if (total > 0 && total / 2 < lo)
-        lo = total / 2;
-    return cap < lo ? lo : cap > hi ? hi : cap;
+    long long cap = 32LL << 20;
+    return total > 0 && total / 2 < cap ? total / 2 : cap;
 }
 
-/* Take `bytes` (whole pages, as /dev/shm stores them) from the node's budget; 0 if it would
- * exceed the cap. */
-static int budget_take(size_t bytes)
+/* Take `bytes` (whole pages, as /dev/shm stores them) from the node's budget, keeping the
+ * total within `limit`; 0 if it would exceed it. */
+static int budget_take(size_t bytes, int slots)
 {
     bytes = (bytes + 4095) & ~(size_t)4095;
-    if (budget_cap < 0)
-        budget_cap = shm_cap();
+    long long cap = atomic_load(&budget_cap);
+    if (cap < 0) {
+        cap = shm_cap();
+        atomic_store(&budget_cap, cap);
+    }
+    long long limit = slots ? SLOTS_SHARE(cap) : cap;
     shm_budget *b = budget ? budget : &own_budget;
     long long was = atomic_fetch_add(&b->used, (long long)bytes);
-    if (was + (long long)bytes <= budget_cap)
+    if (was + (long long)bytes <= limit)
         return 1;
     atomic_fetch_sub(&b->used, (long long)bytes);
     return 0;
@@ -181,10 +192,17 @@ static void budget_give(size_t bytes)
     atomic_fetch_sub(&(budget ? budget : &own_budget)->used, (long long)bytes);
 }
 
-static size_t seg_bytes(int n, size_t slot)
+static void warn_full(const char *what)
 {
-    return (CARACAL_SHM_LINES + 2) * (size_t)n * 64 + sizeof(caracal_wait_line) + (size_t)n * CARACAL_SHM_LINES * CARACAL_SHM_SMALL +
-           2 * (size_t)n * slot;
+    if (!atomic_exchange(&(budget ? budget : &own_budget)->warned, 1))
+        caracal_warn("shared memory: the node's budget (CARACAL_SHM_CAP=%s) or /dev/shm is full; %s",
+                     caracal_setting_str(CARACAL_SET_SHM_CAP), what);
+}
+
+/* The control part: posted and ack lines, single-copy lines, the wait line, small buffers. */
+static size_t ctl_bytes(int n)
+{
+    return (CARACAL_SHM_LINES + 2) * (size_t)n * 64 + sizeof(caracal_wait_line) + (size_t)n * CARACAL_SHM_LINES * CARACAL_SHM_SMALL;
 }
 
 /* CARACAL_SHM_SLOT, at least 4 KiB, a whole number of cache lines, and small enough that the
@@ -200,11 +218,51 @@ static size_t slot_size(int n)
     return (slot + 63) & ~(size_t)63;
 }
 
-/* Size the segment and back every page (0 on success). */
-static int reserve(int fd, int n, size_t slot)
+/* A new, exclusive, unpredictably named shm file (0600) in name[64]; -1 on failure. */
+static int create_file(char *name)
 {
-    off_t bytes = (off_t)seg_bytes(n, slot);
-    return ftruncate(fd, bytes) || posix_fallocate(fd, 0, bytes);
+    unsigned long long rnd = 0;
+    if (getrandom(&rnd, sizeof rnd, 0) != sizeof rnd)
+        rnd = (unsigned long long)getpid() * 2654435761u ^ (unsigned long long)(size_t)&rnd;
+    snprintf(name, 64, "/caracal-%d-%016llx", (int)getpid(), rnd);
+    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0)
+        name[0] = 0;
+    return fd;
+}
+
+/* Size the file and back every page now (0 on success): a sparse file that /dev/shm cannot
+ * back would fail later with SIGBUS in the middle of a collective. */
+static int reserve(int fd, size_t bytes)
+{
+    return ftruncate(fd, (off_t)bytes) || posix_fallocate(fd, 0, (off_t)bytes);
+}
+
+/* Member 0 has created `name` (empty: it could not) and taken `bytes` from the budget; every
+ * member maps it, all agree, member 0 unlinks it. Returns the mapping or NULL (on every
+ * member alike; the budget is given back). Collective over comm. */
+static void *map_agreed(MPI_Comm comm, int me, char *name, size_t bytes)
+{
+    PMPI_Bcast(name, 64, MPI_CHAR, 0, comm);
+    int fd = -1;
+    if (name[0])
+        fd = shm_open(name, O_RDWR, 0600);
+    void *base = MAP_FAILED;
+    if (fd >= 0) {
+        base = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        close(fd);
+    }
+    int ok = base != MAP_FAILED;
+    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm); /* everybody mapped (or not) */
+    if (me == 0 && name[0])
+        shm_unlink(name);
+    if (ok)
+        return base;
+    if (base != MAP_FAILED)
+        munmap(base, bytes);
+    if (me == 0 && name[0])
+        budget_give(bytes);
+    return NULL;
 }
 
 void caracal_shm_hier_setup(caracal_hier *h)
@@ -218,93 +276,108 @@ void caracal_shm_hier_setup(caracal_hier *h)
     caracal_level *lv = &h->level[l];
     if (lv->comm == MPI_COMM_NULL)
         return; /* not a member of the node level (a socket-level non-leader) */
-    int n = lv->size, me = lv->rank, ok = 1;
-    size_t slot = slot_size(n);
+    int n = lv->size, me = lv->rank;
+    size_t bytes = ctl_bytes(n);
     char name[64] = "";
-    int fd = -1;
     if (me == 0) {
-        unsigned long long rnd = 0;
-        if (getrandom(&rnd, sizeof rnd, 0) != sizeof rnd)
-            rnd = (unsigned long long)getpid() * 2654435761u ^ (unsigned long long)(size_t)&rnd;
-        snprintf(name, sizeof name, "/caracal-%d-%016llx", (int)getpid(), rnd);
-        fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
-        /* reserve the pages now: a sparse segment that /dev/shm cannot back would fail later
-         * with SIGBUS in the middle of a collective. Without room in the node's budget or in
-         * /dev/shm for large slots, smaller ones. */
-        int failed = 1;
-        for (size_t want = slot; fd >= 0 && failed; want = want > FALLBACK_SLOT ? FALLBACK_SLOT : MIN_SLOT) {
-            if (want < slot)
-                caracal_log("init", "node segment: no room for %zu-byte slots; trying %zu-byte slots", slot, want);
-            slot = want;
-            if (budget_take(seg_bytes(n, slot))) {
-                failed = reserve(fd, n, slot) != 0;
+        int fd = create_file(name);
+        if (fd >= 0) {
+            int failed = 1;
+            if (budget_take(bytes, 0)) {
+                failed = reserve(fd, bytes) != 0;
                 if (failed)
-                    budget_give(seg_bytes(n, slot));
+                    budget_give(bytes);
             }
-            if (slot <= MIN_SLOT)
-                break;
-        }
-        if (failed) {
-            if (!atomic_exchange(&(budget ? budget : &own_budget)->warned, 1))
-                caracal_warn("shared memory: the node's budget (CARACAL_SHM_CAP=%s) or /dev/shm is full; "
-                             "node levels of further communicators use point-to-point",
-                             caracal_setting_str(CARACAL_SET_SHM_CAP));
-            ok = 0;
-            if (fd >= 0) { /* created but not reservable: remove it now, nobody else will */
-                close(fd);
-                shm_unlink(name);
-                fd = -1;
+            close(fd);
+            if (failed) {
+                warn_full("node levels of further communicators use point-to-point");
+                shm_unlink(name); /* created but not reservable: remove it now, nobody else will */
+                name[0] = 0;
             }
-            name[0] = 0;
         }
     }
-    PMPI_Bcast(name, sizeof name, MPI_CHAR, 0, lv->comm);
-    unsigned long long slot_ull = slot; /* rank 0's, after any fallback */
-    PMPI_Bcast(&slot_ull, 1, MPI_UNSIGNED_LONG_LONG, 0, lv->comm);
-    slot = (size_t)slot_ull;
-    size_t bytes = seg_bytes(n, slot);
-    if (me != 0 && name[0])
-        fd = shm_open(name, O_RDWR, 0600);
-    void *base = MAP_FAILED;
-    if (fd >= 0) {
-        base = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        close(fd);
-    }
-    ok = ok && base != MAP_FAILED;
-    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, lv->comm); /* everybody mapped (or not) */
-    if (me == 0 && name[0])
-        shm_unlink(name);
-    if (!ok) {
-        if (base != MAP_FAILED)
-            munmap(base, bytes);
-        if (me == 0 && name[0])
-            budget_give(bytes);
+    void *base = map_agreed(lv->comm, me, name, bytes);
+    if (!base)
         return;
-    }
     caracal_shm_seg *s = caracal_xcalloc(1, sizeof *s);
     s->base = base;
     s->bytes = bytes;
     s->n = n;
     s->me = me;
     s->level = l;
-    s->slot = slot;
+    s->slot = slot_size(n); /* what the slots will be; none yet */
     s->posted = (caracal_shm_flag *)base;
     s->ack = s->posted + (size_t)n * CARACAL_SHM_LINES;
     s->info = (caracal_shm_info *)(s->ack + n);
     s->wait = (caracal_wait_line *)(s->info + n);
     s->small = (char *)(s->wait + 1);
-    s->data = s->small + (size_t)n * CARACAL_SHM_LINES * CARACAL_SHM_SMALL;
     s->split_min = (size_t)caracal_setting_int(CARACAL_SET_SHM_SPLIT_MIN);
     s->chunk = (size_t)caracal_setting_int(CARACAL_SET_SHM_CHUNK);
-    if (s->chunk > slot || s->chunk < 64)
-        s->chunk = slot;
+    if (s->chunk > s->slot || s->chunk < 64)
+        s->chunk = s->slot;
     cma_setup(s, lv->comm);
     /* writers wake sleepers if any member may sleep (a member's strategy is its own setting) */
     s->futex = caracal_wait_strategy() == CARACAL_WAIT_FUTEX;
     PMPI_Allreduce(MPI_IN_PLACE, &s->futex, 1, MPI_INT, MPI_MAX, lv->comm);
-    caracal_log("init", "node segment: %d members, %zu-byte slots, %zu-byte chunks, waits %s", n, slot, s->chunk,
+    caracal_log("init", "node segment: %d members, %zu bytes of control, waits %s", n, bytes,
                 s->futex ? "spin then futex" : "spin/yield/nap");
     h->shm = s;
+}
+
+int caracal_shm_slots_wanted(caracal_hier *h)
+{
+    caracal_shm_seg *s = h->shm;
+    return s && !s->slots_tried && h->level[s->level].comm != MPI_COMM_NULL;
+}
+
+void caracal_shm_slots_setup(caracal_hier *h)
+{
+    caracal_shm_seg *s = h->shm;
+    if (!caracal_shm_slots_wanted(h))
+        return;
+    s->slots_tried = 1;
+    MPI_Comm comm = h->level[s->level].comm;
+    size_t slot = s->slot;
+    char name[64] = "";
+    if (s->me == 0) {
+        int fd = create_file(name), failed = 1;
+        for (size_t want = slot; fd >= 0 && failed; want = FALLBACK_SLOT) {
+            if (want < slot)
+                caracal_log("init", "node segment: no room for %zu-byte slots; trying %zu-byte slots", slot, want);
+            slot = want;
+            if (budget_take(2 * (size_t)s->n * slot, 1)) {
+                failed = reserve(fd, 2 * (size_t)s->n * slot) != 0;
+                if (failed)
+                    budget_give(2 * (size_t)s->n * slot);
+            }
+            if (slot <= FALLBACK_SLOT)
+                break;
+        }
+        if (fd >= 0)
+            close(fd);
+        if (failed) {
+            warn_full(s->cma ? "large messages of further communicators use single copy or point-to-point"
+                             : "large messages of further communicators use point-to-point");
+            if (name[0])
+                shm_unlink(name);
+            name[0] = 0;
+        }
+    }
+    unsigned long long slot_ull = slot; /* member 0's, after any fallback */
+    PMPI_Bcast(&slot_ull, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
+    size_t bytes = 2 * (size_t)s->n * (size_t)slot_ull;
+    void *data = map_agreed(comm, s->me, name, bytes);
+    if (!data) {
+        caracal_log("init", "node segment: no data slots (large steps: %s)", s->cma ? "single copy" : "point-to-point");
+        return;
+    }
+    s->data_base = data;
+    s->data_bytes = bytes;
+    s->slot = (size_t)slot_ull;
+    if (s->chunk > s->slot)
+        s->chunk = s->slot;
+    s->data = data;
+    caracal_log("init", "node segment: %d members, %zu-byte slots, %zu-byte chunks", s->n, s->slot, s->chunk);
 }
 
 void caracal_shm_hier_free(caracal_hier *h)
@@ -313,8 +386,10 @@ void caracal_shm_hier_free(caracal_hier *h)
     if (!s)
         return;
     munmap(s->base, s->bytes);
+    if (s->data_base)
+        munmap(s->data_base, s->data_bytes);
     if (s->me == 0) /* the creator took the bytes from the node's budget */
-        budget_give(s->bytes);
+        budget_give(s->bytes), budget_give(s->data_bytes);
     free(s->scratch[0]);
     free(s->scratch[1]);
     free(s);
@@ -325,6 +400,18 @@ int caracal_shm_usable(caracal_hier *h, int l)
 {
     caracal_shm_seg *s = h->shm;
     return s && s->level == l;
+}
+
+int caracal_shm_usable_bytes(caracal_hier *h, int l, size_t bytes)
+{
+    caracal_shm_seg *s = h->shm;
+    return s && s->level == l && (bytes <= CARACAL_SHM_SMALL || caracal_shm_has_slots(s) || s->cma);
+}
+
+int caracal_shm_slots_usable(caracal_hier *h, int l)
+{
+    caracal_shm_seg *s = h->shm;
+    return s && s->level == l && caracal_shm_has_slots(s);
 }
 
 void *caracal_shm_scratch(caracal_shm_seg *s, int i, size_t bytes)

@@ -21,9 +21,6 @@ typedef struct {
  * not wait for the previous call to be read, as with an eager send). A line only ever grows
  * (t, then t + LINES), so "has r posted step t" is one load of that line. */
 #define CARACAL_SHM_LINES 8
-/* Steps of up to this many bytes that do not fit inline use a ring of as many small buffers
- * per member, equally deep (the 1 MiB slots are two per member). */
-#define CARACAL_SHM_SMALL 1024
 
 /* What a member publishes for a single-copy step (one writer per line): where its
  * contiguous source (and, for allreduce, result) buffer lives in its address space. */
@@ -45,7 +42,11 @@ typedef struct {
     caracal_wait_line *wait;         /* members asleep in a futex wait on this segment's lines */
     int futex;                       /* some member may sleep in a futex wait: writers wake (agreed at setup) */
     char *small;                     /* [n][CARACAL_SHM_LINES] buffers of CARACAL_SHM_SMALL bytes */
-    char *data;                      /* [n][2] slots */
+    char *data;                      /* [n][2] slots, mapped on first large use (caracal_shm_slots_setup);
+                                      * NULL until then and when the node's budget refused them */
+    void *data_base;                 /* the slots' own mapping (data_bytes) */
+    size_t data_bytes;
+    int slots_tried;                 /* the slots were asked for once (agreed: only in a blocking call) */
     int cma;                         /* single copy (process_vm_readv) usable: agreed by every member */
     size_t cma_min;                  /* bytes from which steps use it */
     int cma_bcast, cma_reduce, cma_allreduce; /* which collectives take it (CARACAL_SHM_CMA_BCAST, ...) */
@@ -62,6 +63,12 @@ typedef struct {
 /** Scratch buffer i of at least `bytes`, valid until the next call: only for the step that
  *  is running now (steps run in order, so no other step of this segment uses it). */
 void *caracal_shm_scratch(caracal_shm_seg *s, int i, size_t bytes);
+
+/** The segment has its data slots (agreed by every member: they are set up only in a blocking
+ *  collective that every member is in). Without them only steps of up to CARACAL_SHM_SMALL
+ *  bytes run here; larger ones use single copy where the kernel allows, else the level's
+ *  point-to-point algorithm. */
+static inline int caracal_shm_has_slots(const caracal_shm_seg *s) { return s->data != NULL; }
 
 static inline char *caracal_shm_slot(caracal_shm_seg *s, int r, uint64_t step)
 {

@@ -15,6 +15,12 @@
 #define CARACAL_BCOL_SHM_H
 #include "core/progress.h"
 #include "sbgp/hier.h"
+#include <stddef.h>
+
+/* Steps of up to this many bytes that do not fit inline use a ring of small buffers per
+ * member in the segment's control part (CARACAL_SHM_LINES deep); larger ones the data
+ * slots (two per member, mapped on first large use) or single copy. */
+#define CARACAL_SHM_SMALL 1024
 
 /** The node-wide budget of segment bytes (CARACAL_SHM_CAP): collective over MPI_COMM_WORLD,
  *  called in MPI_Init before any segment exists. */
@@ -24,6 +30,20 @@ void caracal_shm_hier_setup(caracal_hier *h);
 /** Free the segment state of a hierarchy (called when the hierarchy is freed). */
 void caracal_shm_hier_free(caracal_hier *h);
 int caracal_shm_usable(caracal_hier *h, int l);
+/** Level l has a segment that can carry a bcast, reduce or allreduce of `bytes` bytes (or a
+ *  barrier, fan-in, fan-out: 0): up to CARACAL_SHM_SMALL always, larger ones through the
+ *  data slots or, without them, single copy. The same answer on every member. */
+int caracal_shm_usable_bytes(caracal_hier *h, int l, size_t bytes);
+/** Level l has a segment with data slots (what the block collectives need). */
+int caracal_shm_slots_usable(caracal_hier *h, int l);
+/** The segment has not asked for its data slots yet (then a blocking collective that may
+ *  need them calls caracal_shm_slots_setup). */
+int caracal_shm_slots_wanted(caracal_hier *h);
+/** Map the data slots of my node group's segment, sized to the group, from the node's
+ *  budget (smaller ones or none when it is short). Collective over the node level's group:
+ *  only from a blocking collective that every member of the group is in, with nothing of
+ *  this rank in flight, so that every member sees the change at the same point. */
+void caracal_shm_slots_setup(caracal_hier *h);
 
 caracal_task *caracal_shm_bcast(caracal_hier *h, void *buf, int count, MPI_Datatype dt, int root);
 caracal_task *caracal_shm_reduce(caracal_hier *h, const void *src, void *dst, int count, MPI_Datatype dt,

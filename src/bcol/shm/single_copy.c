@@ -208,6 +208,8 @@ static void destroy(caracal_task *task)
 
 int caracal_shm_cma_applies(const caracal_shm_seg *s, int kind, int count, MPI_Datatype dt)
 {
+    if (!caracal_shm_has_slots(s) && caracal_type_size(dt) * (size_t)count > CARACAL_SHM_SMALL)
+        return s->cma && count > 0; /* no slots for copy-in/copy-out: single copy whatever the switches */
     int wanted = kind == K_CMA_BCAST ? s->cma_bcast : kind == K_CMA_REDUCE ? s->cma_reduce : s->cma_allreduce;
     return s->cma && wanted && count > 0 && caracal_type_size(dt) * (size_t)count >= s->cma_min;
 }

@@ -288,7 +288,8 @@ int caracal_shm_now(caracal_hier *h, int kind, const void *src, void *dst, int c
     if (count <= 0 || !fast_contig(dt))
         return 0;
     size_t tsize = caracal_type_size(dt), bytes = tsize * (size_t)count;
-    if (bytes > s->chunk || caracal_shm_cma_applies(s, kind, count, dt) ||
+    if (bytes > s->chunk || (bytes > CARACAL_SHM_SMALL && !caracal_shm_has_slots(s)) ||
+        caracal_shm_cma_applies(s, kind, count, dt) ||
         (kind == K_ALLREDUCE && caracal_shm_split_applies(s, count, dt)))
         return 0;
     if (kind != K_BCAST)

@@ -62,14 +62,15 @@ void caracal_gf_allgatherv_hier(caracal_steps *s, const caracal_hier *h, const v
         caracal_gf_unpack_all(s, n, packed, off, nd.order, rbuf, rcounts, rdispls, rdt, sbuf == MPI_IN_PLACE ? me : -1);
 }
 
-/* The node groups of h are one node level (two levels: node, top) and mine has a segment.
+/* The node groups of h are one node level (two levels: node, top) and mine has a segment
+ * with data slots (the node phases copy blocks of any size through them).
  * Every member of a node answers alike (the segment's setup is agreed inside the node);
  * other nodes may answer otherwise, which is fine: leaders exchange the same messages
  * either way, and nothing else crosses nodes. */
 int caracal_gf_node_shm(caracal_hier *h)
 {
     return h->nlevels == 2 && !strcmp(h->level[0].kind, "node") && !strcmp(h->level[1].kind, "top") &&
-           caracal_shm_usable(h, 0) && h->level[0].comm != MPI_COMM_NULL;
+           caracal_shm_slots_usable(h, 0) && h->level[0].comm != MPI_COMM_NULL;
 }
 
 /* 1. members' blocks into the leader's packed buffer through the segment; 2. the leaders'
