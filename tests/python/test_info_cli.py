@@ -24,7 +24,7 @@ def test_algorithms_lists_every_family(cli):
 def test_algorithms_shows_user_rule(cli):
     out = cli("info", "--algorithms", check=True, env={"CARACAL_BCAST": "nary:3"}).stdout
     bcast = out.split("bcast  (CARACAL_BCAST)")[1].split("reduce  (")[0]
-    assert "rules now: nary:3 | shm#2" in bcast and "[CARACAL_BCAST, then built-in default]" in bcast
+    assert "rules now: nary:3 | shm@" in bcast and "[CARACAL_BCAST, then built-in default]" in bcast
 
 
 def test_algorithms_shows_rules_file(cli, tmp_path):
@@ -32,7 +32,7 @@ def test_algorithms_shows_rules_file(cli, tmp_path):
     rules.write_text("# tuned\nbcast = knomial:4@32k-   # from 32 KiB\nnosuch = native\n")
     proc = cli("info", "--algorithms", check=True, env={"CARACAL_RULES": str(rules)})
     bcast = proc.stdout.split("bcast  (CARACAL_BCAST)")[1].split("reduce  (")[0]
-    assert f"rules now: knomial:4@32k- | shm#2" in bcast and f"[rules file {rules}, then built-in default]" in bcast
+    assert f"rules now: knomial:4@32k- | shm@" in bcast and f"[rules file {rules}, then built-in default]" in bcast
     assert proc.stderr.count("warning:") == 1 and "'nosuch' is not a collective family" in proc.stderr
     missing = cli("info", "--algorithms", check=True, env={"CARACAL_RULES": str(tmp_path / "none.conf")})
     assert "No such file" in missing.stderr and "[built-in default]" in missing.stdout
