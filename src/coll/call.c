@@ -2,6 +2,7 @@
 #include "coll/call.h"
 #include "log.h"
 #include "progress.h"
+#include "threads.h"
 #include "config.h"
 #include "coll/steps.h"
 #include <stdlib.h>
@@ -306,10 +307,12 @@ int caracal_coll_call_start(const caracal_coll_call *call, MPI_Comm comm, int bl
     if (!caracal_coll_call_plan(call, comm, blocking, &plan))
         return 0;
     int keep = 0;
-    if (blocking && !caracal_active_requests && (*task = replay_find(&plan, call, &keep)))
+    /* (not under MPI_THREAD_MULTIPLE: the table is the process's, the communicators the threads') */
+    int replay_ok = blocking && !caracal_active_requests && !caracal_threaded;
+    if (replay_ok && (*task = replay_find(&plan, call, &keep)))
         return 1;
     *task = caracal_coll_plan_task(&plan, call);
-    if (*task && keep && blocking && !caracal_active_requests && caracal_steps_is(*task))
+    if (*task && keep && replay_ok && caracal_steps_is(*task))
         replay_keep(&plan, call, *task);
     return *task != NULL;
 }
@@ -318,7 +321,7 @@ int caracal_coll_call_finish(caracal_task *task, MPI_Request *request)
 {
     if (request)
         return caracal_request_start(task, request, NULL, NULL);
-    if (caracal_active_requests && !replay_is(task)) /* (a kept program is only used when none is) */
+    if (caracal_active_requests && (caracal_threaded || !replay_is(task))) /* (a kept program is only used when none is) */
         return caracal_request_run(task, NULL, NULL); /* progresses the others meanwhile */
     /* nothing else in flight: run the task right here, without a request record (a small
      * blocking call is where per-call work shows) */
@@ -334,7 +337,7 @@ int caracal_coll_call_finish(caracal_task *task, MPI_Request *request)
          * at -n 3) */
         caracal_backoff(&spins);
     }
-    if (!replay_is(task)) /* a kept program stays for the next call */
+    if (caracal_threaded || !replay_is(task)) /* a kept program stays for the next call */
         task->destroy(task);
     return MPI_SUCCESS;
 }

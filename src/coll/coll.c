@@ -22,6 +22,8 @@
 #include "module.h"
 #include "progress.h"
 #include "bcol/shm/shm.h"
+#include "threads.h"
+#include "wait.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -29,13 +31,18 @@ static int enabled;
 static int log_algo; /* CARACAL_LOG has algo (looked up once) */
 static long ran;
 
-long caracal_coll_count(void) { return ran; }
+long caracal_coll_count(void) { return CARACAL_PEEK(ran); }
 
 static void after_init(void)
 {
     int provided = MPI_THREAD_SINGLE;
     PMPI_Query_thread(&provided);
-    enabled = caracal_coll_mode() != 0 && provided != MPI_THREAD_MULTIPLE;
+    /* under MPI_THREAD_MULTIPLE, threads may run collectives on distinct communicators at once
+     * (core/threads.h): every setting is read here, before any of them can */
+    caracal_threaded = provided == MPI_THREAD_MULTIPLE;
+    enabled = caracal_coll_mode() != 0;
+    if (enabled) /* MPI lets ranks get different levels: what depends on it must agree (persistent.c) */
+        PMPI_Allreduce(MPI_IN_PLACE, &caracal_threaded, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     caracal_select_setup();
     log_algo = caracal_log_enabled("algo");
     /* every rank is in MPI_Init (C or Fortran): the one safe moment for MPI_COMM_WORLD, whose
@@ -44,6 +51,8 @@ static void after_init(void)
         caracal_shm_budget_setup();
         caracal_hier_get(MPI_COMM_WORLD);
     }
+    caracal_wait_setup();
+    caracal_native_blocking_mode();
 }
 
 static void before_finalize(void)
@@ -164,7 +173,7 @@ int caracal_coll_applies(caracal_coll c, int blocking, MPI_Comm comm, size_t byt
         caracal_log("algo", "%s %s%s bytes=%zu ranks=%d levels=%s%s", caracal_coll_names[c], choice->top.alg, param,
                     choice->bytes, size, (*h)->desc, levels);
     }
-    ran++;
+    caracal_add_long(&ran, 1);
     return 1;
 native:
     if (log_algo)
@@ -179,12 +188,13 @@ static int shm_now(caracal_hier *h, const caracal_choice *ch, int kind, const vo
                    MPI_Datatype dt, MPI_Op op, int root)
 {
     /* the node level's rule for a repeat of the last call on this hierarchy is remembered:
-     * small blocking calls are where per-call work shows */
-    static struct {
+     * small blocking calls are where per-call work shows (per thread: each has its own
+     * communicators) */
+    static __thread struct {
         unsigned long serial, generation;
         size_t bytes;
         int shm;
-    } node_rule[CARACAL_NCOLL];
+    } node_rule[CARACAL_NCOLL] __attribute__((tls_model("initial-exec")));
     /* the inline wait does not progress other requests: with Caracal collectives in flight
      * (whose peers may wait for this rank's part before they join this call) take the task
      * path, which does (tests/stress seed 115, MPICH -n 3) */
