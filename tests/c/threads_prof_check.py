@@ -32,9 +32,10 @@ def main():
         agg[2] += s["time"]
         if sum(s["per_rank"]["count"]) != s["count"]:
             bad.append(f"site {s['call']} {s.get('function')}: per-rank counts do not add up")
+    # (times are printed to about six digits)
     for name, c in calls.items():
         cnt, byts, t = sites.get(name, [0, 0, 0.0])
-        if cnt != c["count"] or byts != c["bytes"] or not math.isclose(t, c["time"], rel_tol=1e-6, abs_tol=1e-9):
+        if cnt != c["count"] or byts != c["bytes"] or not math.isclose(t, c["time"], rel_tol=1e-4, abs_tol=1e-8):
             bad.append(f"{name}: sites {cnt} calls {byts} B {t} s, function {c['count']} calls {c['bytes']} B {c['time']} s")
     coll = {}
     for c in doc["collectives"]:
@@ -44,7 +45,7 @@ def main():
             bad.append(f"{name}: collectives table {coll.get(name)}, calls {calls[name]['count']}")
     tmpi = sum(r["time_mpi"] for r in doc["ranks"])
     tsum = sum(c["time"] for c in doc["calls"])
-    if not math.isclose(tmpi, tsum, rel_tol=1e-6, abs_tol=1e-6):
+    if not math.isclose(tmpi, tsum, rel_tol=1e-4, abs_tol=1e-6):
         bad.append(f"time_mpi over ranks {tmpi} s, functions' times {tsum} s")
     for b in bad:
         print("threads_prof_check:", b)
