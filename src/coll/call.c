@@ -3,6 +3,7 @@
 #include "log.h"
 #include "progress.h"
 #include "threads.h"
+#include "xalloc.h"
 #include "config.h"
 #include "coll/steps.h"
 #include <stdlib.h>
@@ -300,6 +301,15 @@ static int replay_is(const caracal_task *t)
     return 0;
 }
 
+/* the task, built so that running out of memory returns here (*oom = 1) instead of ending the
+ * job (core/xalloc.h); nothing of this rank's part of the call has been sent yet */
+static caracal_task *guarded_task(const caracal_coll_plan *plan, const caracal_coll_call *call, int *oom)
+{
+    caracal_task *volatile t = NULL;
+    CARACAL_OOM_GUARD(t = caracal_coll_plan_task(plan, call), *oom = 1);
+    return t;
+}
+
 int caracal_coll_call_start(const caracal_coll_call *call, MPI_Comm comm, int blocking, caracal_task **task)
 {
     caracal_coll_plan plan;
@@ -311,7 +321,12 @@ int caracal_coll_call_start(const caracal_coll_call *call, MPI_Comm comm, int bl
     int replay_ok = blocking && !caracal_active_requests && !caracal_threaded;
     if (replay_ok && (*task = replay_find(&plan, call, &keep)))
         return 1;
-    *task = caracal_coll_plan_task(&plan, call);
+    int oom = 0;
+    *task = guarded_task(&plan, call, &oom);
+    if (oom) { /* caracal_coll_call_finish returns MPI_ERR_NO_MEM */
+        caracal_coll_no_mem(comm);
+        return 1;
+    }
     if (*task && keep && replay_ok && caracal_steps_is(*task))
         replay_keep(&plan, call, *task);
     return *task != NULL;
@@ -319,6 +334,8 @@ int caracal_coll_call_start(const caracal_coll_call *call, MPI_Comm comm, int bl
 
 int caracal_coll_call_finish(caracal_task *task, MPI_Request *request)
 {
+    if (!task) /* its building ran out of memory (caracal_coll_call_start) */
+        return MPI_ERR_NO_MEM;
     if (request)
         return caracal_request_start(task, request, NULL, NULL);
     if (caracal_active_requests && (caracal_threaded || !replay_is(task))) /* (a kept program is only used when none is) */

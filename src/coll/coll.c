@@ -23,6 +23,7 @@
 #include "progress.h"
 #include "bcol/shm/shm.h"
 #include "threads.h"
+#include "xalloc.h"
 #include "wait.h"
 #include <stdio.h>
 #include <string.h>
@@ -219,9 +220,38 @@ static int shm_now(caracal_hier *h, const caracal_choice *ch, int kind, const vo
     return caracal_shm_now(h, kind, src, dst, count, dt, op, root);
 }
 
+int caracal_coll_no_mem(MPI_Comm comm)
+{
+    PMPI_Comm_call_errhandler(comm, MPI_ERR_NO_MEM); /* the default handler aborts, as MPI requires */
+    return MPI_ERR_NO_MEM;
+}
+
 static int run(caracal_task *t, MPI_Request *request)
 {
     return request ? caracal_request_start(t, request, NULL, NULL) : caracal_request_run(t, NULL, NULL);
+}
+
+/* The schedule of one of the four first families (kind as for shm_now: 0 bcast, 1 reduce,
+ * 2 allreduce, 5 barrier), built so that running out of memory returns here (*oom = 1)
+ * instead of ending the job (core/xalloc.h): nothing of this call has been sent yet. */
+static caracal_task *guarded(int kind, const caracal_ml_args *a, const void *src, void *dst, int count,
+                             MPI_Datatype dt, MPI_Op op, int root, int *oom)
+{
+    caracal_task *volatile t = NULL;
+    CARACAL_OOM_GUARD(t = kind == 5   ? caracal_ml_barrier(a)
+                          : kind == 0 ? caracal_ml_bcast(a, dst, count, dt, root)
+                          : kind == 1 ? caracal_ml_reduce(a, src, dst, count, dt, op, root)
+                                      : caracal_ml_allreduce(a, src, dst, count, dt, op),
+                      *oom = 1);
+    return t;
+}
+
+static int run_built(int kind, const caracal_ml_args *a, const void *src, void *dst, int count, MPI_Datatype dt,
+                     MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
+{
+    int oom = 0;
+    caracal_task *t = guarded(kind, a, src, dst, count, dt, op, root, &oom);
+    return oom ? caracal_coll_no_mem(comm) : run(t, request);
 }
 
 static int barrier(MPI_Comm comm, MPI_Request *request)
@@ -237,7 +267,7 @@ static int barrier(MPI_Comm comm, MPI_Request *request)
     caracal_ml_args a = {h, &ch, caracal_hier_next_tag(h)};
     if (!request && shm_now(h, &ch, 5, NULL, NULL, 0, MPI_BYTE, MPI_OP_NULL, 0))
         return MPI_SUCCESS;
-    return run(caracal_ml_barrier(&a), request);
+    return run_built(5, &a, NULL, NULL, 0, MPI_BYTE, MPI_OP_NULL, 0, comm, request);
 }
 
 int caracal_impl_MPI_Barrier(MPI_Comm comm) { return barrier(comm, NULL); }
@@ -267,7 +297,7 @@ static int bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
     caracal_ml_args a = {h, &ch, caracal_hier_next_tag(h)}; /* every rank, fast path or not: tags stay in step */
     if (!request && shm_now(h, &ch, 0, buf, buf, count, dt, MPI_OP_NULL, root))
         return MPI_SUCCESS;
-    return run(caracal_ml_bcast(&a, buf, count, dt, root), request);
+    return run_built(0, &a, buf, buf, count, dt, MPI_OP_NULL, root, comm, request);
 }
 
 int caracal_impl_MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
@@ -298,7 +328,7 @@ static int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt
     caracal_ml_args a = {h, &ch, caracal_hier_next_tag(h)};
     if (!request && shm_now(h, &ch, 1, src, recvbuf, count, dt, op, root))
         return MPI_SUCCESS;
-    return run(caracal_ml_reduce(&a, src, recvbuf, count, dt, op, root), request);
+    return run_built(1, &a, src, recvbuf, count, dt, op, root, comm, request);
 }
 
 int caracal_impl_MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
@@ -330,7 +360,7 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
     caracal_ml_args a = {h, &ch, caracal_hier_next_tag(h)};
     if (!request && shm_now(h, &ch, 2, src, recvbuf, count, dt, op, MPI_PROC_NULL))
         return MPI_SUCCESS;
-    return run(caracal_ml_allreduce(&a, src, recvbuf, count, dt, op), request);
+    return run_built(2, &a, src, recvbuf, count, dt, op, MPI_PROC_NULL, comm, request);
 }
 
 int caracal_impl_MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
