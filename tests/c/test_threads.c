@@ -6,10 +6,10 @@
  * collectives of one communicator, not those of different ones: the threads of a rank run
  * free of each other, so each rank interleaves its communicators differently.
  *
- *   test_threads [all|some] [threads] [iterations]
+ *   test_threads [all|some|any] [threads] [iterations]
  *     all:  every collective must have been run by Caracal (caracal_coll_count grows by exactly
  *           the number of calls: CARACAL_COLL=force, rules Caracal can run here); some: by
- *           Caracal at least once
+ *           Caracal at least once; any: results only (rules that may all go native here)
  * Rank 0 prints "threads: expect MPI_X=N ..." (calls per rank of each function, for the
  * profiler check tests/c/threads_prof_check.py) and "threads: ok". */
 #include <dlfcn.h>
@@ -184,7 +184,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "test_threads: the library provides thread level %d, not MPI_THREAD_MULTIPLE\n", provided);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    int all = argc > 1 && !strcmp(argv[1], "all");
+    int all = argc > 1 && !strcmp(argv[1], "all"), any = argc > 1 && !strcmp(argv[1], "any");
     int nt = argc > 2 ? atoi(argv[2]) : 4, iters = argc > 3 ? atoi(argv[3]) : 12;
     if (nt < 1 || nt > MAXT || iters < 1) {
         fprintf(stderr, "usage: test_threads [all|some] [threads 1-%d] [iterations]\n", MAXT);
@@ -210,7 +210,7 @@ int main(int argc, char **argv)
     }
     long ran = ccount ? ccount() - before : -1;
     int bad = errors != 0;
-    if (!ccount || (all ? ran != calls : ran <= 0)) {
+    if (!ccount || (all ? ran != calls : !any && ran <= 0)) {
         fprintf(stderr, "rank %d: Caracal ran %ld of %ld collectives (%s expected)\n", me, ran, calls,
                 all ? "all" : "some");
         bad = 1;

@@ -32,11 +32,12 @@ caracal_mpi_test(NAME threads_default_np2 NP 2 COMMAND $<TARGET_FILE:test_thread
 caracal_mpi_test(NAME threads_force_np4_node2 NP 4 COMMAND $<TARGET_FILE:test_threads> some 4 ${_thr_iters4} PRELOAD
                  ENV CARACAL_COLL=force CARACAL_NODE_SIZE=2 CARACAL_LOG=algo CARACAL_LOG_RANKS=all
                  EXPECT_LOG each "alltoall hier bytes=16 ranks=4 levels=node(2x2)+top(1x2) node=hier top=hier")
-caracal_mpi_test(NAME threads_shm_np4_node2 NP 4 COMMAND $<TARGET_FILE:test_threads> some 4 ${_thr_iters4} PRELOAD
+# (shm rows need one node group, and MPICH's default rules at 4 ranks are native: results only)
+caracal_mpi_test(NAME threads_shm_np4_node2 NP 4 COMMAND $<TARGET_FILE:test_threads> any 4 ${_thr_iters4} PRELOAD
                  ENV ${_thr_shm} CARACAL_NODE_SIZE=2)
 caracal_mpi_test(NAME threads_algs_np4_node2 NP 4 COMMAND $<TARGET_FILE:test_threads> all 4 ${_thr_iters4} PRELOAD
                  ENV ${_thr_algs} CARACAL_NODE_SIZE=2)
-caracal_mpi_test(NAME threads_default_np4_node2 NP 4 COMMAND $<TARGET_FILE:test_threads> some 4 ${_thr_iters4} PRELOAD
+caracal_mpi_test(NAME threads_default_np4_node2 NP 4 COMMAND $<TARGET_FILE:test_threads> any 4 ${_thr_iters4} PRELOAD
                  ENV CARACAL_NODE_SIZE=2)
 
 # The profiler under threads: the counts of every function the program calls, of its call
