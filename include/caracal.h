@@ -26,7 +26,7 @@ void caracal_print_algorithms(void);
  *  here if needed, so collective over comm), each rank's host and whether its node group
  *  has a shared-memory segment, as JSON (schema caracal.hierarchy/1). Call between
  *  MPI_Init and MPI_Finalize; returns 0, or -1 where Caracal has no hierarchy (its
- *  collectives are off: CARACAL_COLL=0, MPI_THREAD_MULTIPLE). */
+ *  collectives are off: CARACAL_COLL=0). */
 int caracal_print_hierarchy(MPI_Comm comm);
 
 /** Predicted communication cost (QAP objective: edge weight x distance) of this

@@ -102,5 +102,5 @@ void caracal_algorithms_print_json(void *stream)
     }
     fprintf(f, "], \"always_native\": [\"alltoallw\", \"neighbor_allgather\", \"neighbor_allgatherv\", "
                "\"neighbor_alltoall\", \"neighbor_alltoallv\", \"neighbor_alltoallw\", \"intercommunicators\", "
-               "\"MPI_THREAD_MULTIPLE\"]}\n");
+               "\"persistent collectives under MPI_THREAD_MULTIPLE\"]}\n");
 }

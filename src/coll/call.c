@@ -2,6 +2,8 @@
 #include "coll/call.h"
 #include "log.h"
 #include "progress.h"
+#include "threads.h"
+#include "xalloc.h"
 #include "config.h"
 #include "coll/steps.h"
 #include <stdlib.h>
@@ -299,6 +301,15 @@ static int replay_is(const caracal_task *t)
     return 0;
 }
 
+/* the task, built so that running out of memory returns here (*oom = 1) instead of ending the
+ * job (core/xalloc.h); nothing of this rank's part of the call has been sent yet */
+static caracal_task *guarded_task(const caracal_coll_plan *plan, const caracal_coll_call *call, int *oom)
+{
+    caracal_task *volatile t = NULL;
+    CARACAL_OOM_GUARD(t = caracal_coll_plan_task(plan, call), *oom = 1);
+    return t;
+}
+
 int caracal_coll_call_start(const caracal_coll_call *call, MPI_Comm comm, int blocking, caracal_task **task)
 {
     caracal_coll_plan plan;
@@ -306,19 +317,28 @@ int caracal_coll_call_start(const caracal_coll_call *call, MPI_Comm comm, int bl
     if (!caracal_coll_call_plan(call, comm, blocking, &plan))
         return 0;
     int keep = 0;
-    if (blocking && !caracal_active_requests && (*task = replay_find(&plan, call, &keep)))
+    /* (not under MPI_THREAD_MULTIPLE: the table is the process's, the communicators the threads') */
+    int replay_ok = blocking && !caracal_active_requests && !caracal_threaded;
+    if (replay_ok && (*task = replay_find(&plan, call, &keep)))
         return 1;
-    *task = caracal_coll_plan_task(&plan, call);
-    if (*task && keep && blocking && !caracal_active_requests && caracal_steps_is(*task))
+    int oom = 0;
+    *task = guarded_task(&plan, call, &oom);
+    if (oom) { /* caracal_coll_call_finish returns MPI_ERR_NO_MEM */
+        caracal_coll_no_mem(comm);
+        return 1;
+    }
+    if (*task && keep && replay_ok && caracal_steps_is(*task))
         replay_keep(&plan, call, *task);
     return *task != NULL;
 }
 
 int caracal_coll_call_finish(caracal_task *task, MPI_Request *request)
 {
+    if (!task) /* its building ran out of memory (caracal_coll_call_start) */
+        return MPI_ERR_NO_MEM;
     if (request)
         return caracal_request_start(task, request, NULL, NULL);
-    if (caracal_active_requests && !replay_is(task)) /* (a kept program is only used when none is) */
+    if (caracal_active_requests && (caracal_threaded || !replay_is(task))) /* (a kept program is only used when none is) */
         return caracal_request_run(task, NULL, NULL); /* progresses the others meanwhile */
     /* nothing else in flight: run the task right here, without a request record (a small
      * blocking call is where per-call work shows) */
@@ -334,7 +354,7 @@ int caracal_coll_call_finish(caracal_task *task, MPI_Request *request)
          * at -n 3) */
         caracal_backoff(&spins);
     }
-    if (!replay_is(task)) /* a kept program stays for the next call */
+    if (caracal_threaded || !replay_is(task)) /* a kept program stays for the next call */
         task->destroy(task);
     return MPI_SUCCESS;
 }

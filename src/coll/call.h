@@ -72,8 +72,12 @@ int caracal_coll_applies(caracal_coll c, int blocking, MPI_Comm comm, size_t byt
  *  whose recvcounts every rank knows, with all of them 0; barrier never): a blocking call
  *  then returns at once after the argument checks, as the libraries do. */
 int caracal_coll_call_empty(const caracal_coll_call *call, MPI_Comm comm);
+/** An allocation failed while a call's schedule was built (core/xalloc.h): the communicator's
+ *  error handler is called with MPI_ERR_NO_MEM, which is returned. */
+int caracal_coll_no_mem(MPI_Comm comm);
 /** Whether Caracal runs this call, and if so its task in *task (run it with
- *  caracal_coll_call_finish). Returns 0 when the caller must run the native function.
+ *  caracal_coll_call_finish; NULL: building it ran out of memory, the error handler was
+ *  called and finish returns MPI_ERR_NO_MEM). Returns 0 when the caller must run the native function.
  *  `blocking`: every rank of comm is in this very call (the hierarchy may be built). */
 int caracal_coll_call_start(const caracal_coll_call *call, MPI_Comm comm, int blocking, caracal_task **task);
 /** What caracal_coll_call_start decides, kept apart from the task it builds: persistent

@@ -22,6 +22,9 @@
 #include "module.h"
 #include "progress.h"
 #include "bcol/shm/shm.h"
+#include "threads.h"
+#include "xalloc.h"
+#include "wait.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -29,13 +32,18 @@ static int enabled;
 static int log_algo; /* CARACAL_LOG has algo (looked up once) */
 static long ran;
 
-long caracal_coll_count(void) { return ran; }
+long caracal_coll_count(void) { return CARACAL_PEEK(ran); }
 
 static void after_init(void)
 {
     int provided = MPI_THREAD_SINGLE;
     PMPI_Query_thread(&provided);
-    enabled = caracal_coll_mode() != 0 && provided != MPI_THREAD_MULTIPLE;
+    /* under MPI_THREAD_MULTIPLE, threads may run collectives on distinct communicators at once
+     * (core/threads.h): every setting is read here, before any of them can */
+    caracal_threaded = provided == MPI_THREAD_MULTIPLE;
+    enabled = caracal_coll_mode() != 0;
+    if (enabled) /* MPI lets ranks get different levels: what depends on it must agree (persistent.c) */
+        PMPI_Allreduce(MPI_IN_PLACE, &caracal_threaded, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     caracal_select_setup();
     log_algo = caracal_log_enabled("algo");
     /* every rank is in MPI_Init (C or Fortran): the one safe moment for MPI_COMM_WORLD, whose
@@ -44,6 +52,8 @@ static void after_init(void)
         caracal_shm_budget_setup();
         caracal_hier_get(MPI_COMM_WORLD);
     }
+    caracal_wait_setup();
+    caracal_native_blocking_mode();
 }
 
 static void before_finalize(void)
@@ -164,7 +174,7 @@ int caracal_coll_applies(caracal_coll c, int blocking, MPI_Comm comm, size_t byt
         caracal_log("algo", "%s %s%s bytes=%zu ranks=%d levels=%s%s", caracal_coll_names[c], choice->top.alg, param,
                     choice->bytes, size, (*h)->desc, levels);
     }
-    ran++;
+    caracal_add_long(&ran, 1);
     return 1;
 native:
     if (log_algo)
@@ -179,12 +189,13 @@ static int shm_now(caracal_hier *h, const caracal_choice *ch, int kind, const vo
                    MPI_Datatype dt, MPI_Op op, int root)
 {
     /* the node level's rule for a repeat of the last call on this hierarchy is remembered:
-     * small blocking calls are where per-call work shows */
-    static struct {
+     * small blocking calls are where per-call work shows (per thread: each has its own
+     * communicators) */
+    static __thread struct {
         unsigned long serial, generation;
         size_t bytes;
         int shm;
-    } node_rule[CARACAL_NCOLL];
+    } node_rule[CARACAL_NCOLL] __attribute__((tls_model("initial-exec")));
     /* the inline wait does not progress other requests: with Caracal collectives in flight
      * (whose peers may wait for this rank's part before they join this call) take the task
      * path, which does (tests/stress seed 115, MPICH -n 3) */
@@ -209,9 +220,38 @@ static int shm_now(caracal_hier *h, const caracal_choice *ch, int kind, const vo
     return caracal_shm_now(h, kind, src, dst, count, dt, op, root);
 }
 
+int caracal_coll_no_mem(MPI_Comm comm)
+{
+    PMPI_Comm_call_errhandler(comm, MPI_ERR_NO_MEM); /* the default handler aborts, as MPI requires */
+    return MPI_ERR_NO_MEM;
+}
+
 static int run(caracal_task *t, MPI_Request *request)
 {
     return request ? caracal_request_start(t, request, NULL, NULL) : caracal_request_run(t, NULL, NULL);
+}
+
+/* The schedule of one of the four first families (kind as for shm_now: 0 bcast, 1 reduce,
+ * 2 allreduce, 5 barrier), built so that running out of memory returns here (*oom = 1)
+ * instead of ending the job (core/xalloc.h): nothing of this call has been sent yet. */
+static caracal_task *guarded(int kind, const caracal_ml_args *a, const void *src, void *dst, int count,
+                             MPI_Datatype dt, MPI_Op op, int root, int *oom)
+{
+    caracal_task *volatile t = NULL;
+    CARACAL_OOM_GUARD(t = kind == 5   ? caracal_ml_barrier(a)
+                          : kind == 0 ? caracal_ml_bcast(a, dst, count, dt, root)
+                          : kind == 1 ? caracal_ml_reduce(a, src, dst, count, dt, op, root)
+                                      : caracal_ml_allreduce(a, src, dst, count, dt, op),
+                      *oom = 1);
+    return t;
+}
+
+static int run_built(int kind, const caracal_ml_args *a, const void *src, void *dst, int count, MPI_Datatype dt,
+                     MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
+{
+    int oom = 0;
+    caracal_task *t = guarded(kind, a, src, dst, count, dt, op, root, &oom);
+    return oom ? caracal_coll_no_mem(comm) : run(t, request);
 }
 
 static int barrier(MPI_Comm comm, MPI_Request *request)
@@ -227,7 +267,7 @@ static int barrier(MPI_Comm comm, MPI_Request *request)
     caracal_ml_args a = {h, &ch, caracal_hier_next_tag(h)};
     if (!request && shm_now(h, &ch, 5, NULL, NULL, 0, MPI_BYTE, MPI_OP_NULL, 0))
         return MPI_SUCCESS;
-    return run(caracal_ml_barrier(&a), request);
+    return run_built(5, &a, NULL, NULL, 0, MPI_BYTE, MPI_OP_NULL, 0, comm, request);
 }
 
 int caracal_impl_MPI_Barrier(MPI_Comm comm) { return barrier(comm, NULL); }
@@ -257,7 +297,7 @@ static int bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
     caracal_ml_args a = {h, &ch, caracal_hier_next_tag(h)}; /* every rank, fast path or not: tags stay in step */
     if (!request && shm_now(h, &ch, 0, buf, buf, count, dt, MPI_OP_NULL, root))
         return MPI_SUCCESS;
-    return run(caracal_ml_bcast(&a, buf, count, dt, root), request);
+    return run_built(0, &a, buf, buf, count, dt, MPI_OP_NULL, root, comm, request);
 }
 
 int caracal_impl_MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
@@ -288,7 +328,7 @@ static int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt
     caracal_ml_args a = {h, &ch, caracal_hier_next_tag(h)};
     if (!request && shm_now(h, &ch, 1, src, recvbuf, count, dt, op, root))
         return MPI_SUCCESS;
-    return run(caracal_ml_reduce(&a, src, recvbuf, count, dt, op, root), request);
+    return run_built(1, &a, src, recvbuf, count, dt, op, root, comm, request);
 }
 
 int caracal_impl_MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
@@ -320,7 +360,7 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
     caracal_ml_args a = {h, &ch, caracal_hier_next_tag(h)};
     if (!request && shm_now(h, &ch, 2, src, recvbuf, count, dt, op, MPI_PROC_NULL))
         return MPI_SUCCESS;
-    return run(caracal_ml_allreduce(&a, src, recvbuf, count, dt, op), request);
+    return run_built(2, &a, src, recvbuf, count, dt, op, MPI_PROC_NULL, comm, request);
 }
 
 int caracal_impl_MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,

@@ -41,6 +41,7 @@
 #include "config.h"
 #include "log.h"
 #include "progress.h"
+#include "threads.h"
 #include <stdint.h>
 #include <string.h>
 
@@ -162,6 +163,13 @@ static int any_rank_full(caracal_hier *h, int full)
 static int persist_init(const caracal_coll_call *call, MPI_Comm comm, MPI_Request *request)
 {
     caracal_coll_plan plan;
+    /* Under MPI_THREAD_MULTIPLE the handles' pool and hash are not guarded: the library's own
+     * persistent collectives run (every rank provides the same thread level, so every rank
+     * decides alike; docs/collectives.md "Threads") */
+    if (caracal_threaded) {
+        caracal_log("algo", "%s native (persistent, MPI_THREAD_MULTIPLE)", caracal_coll_names[call->coll]);
+        return 0;
+    }
     if (!caracal_coll_call_plan(call, comm, 1, &plan))
         return 0;
     if (any_rank_full(plan.h, nused >= CARACAL_PERSIST_MAX)) {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "xalloc.h"
+#include "threads.h"
 
 enum { OP_SEND, OP_RECV, OP_COPY, OP_PACK, OP_UNPACK, OP_TYPECOPY, OP_REDUCE, OP_CALL };
 
@@ -115,11 +116,13 @@ enum { ARENA = 4096, ARENA_MAX_REQUEST = 1024, CACHE_BLOCKS = 16 };
 static scratch_block cache[CACHE_BLOCKS];
 static int ncache;
 static size_t cache_bytes;
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER; /* threads: programs of several communicators */
 
 /* a cached block of at least `bytes` and not much more (best fit), or a new one */
 static scratch_block block_take(size_t bytes)
 {
     int best = -1;
+    caracal_lock(&cache_lock);
     for (int i = 0; i < ncache; i++)
         if (cache[i].bytes >= bytes && cache[i].bytes <= 2 * bytes + ARENA &&
             (best < 0 || cache[i].bytes < cache[best].bytes))
@@ -128,14 +131,18 @@ static scratch_block block_take(size_t bytes)
         scratch_block b = cache[best];
         cache[best] = cache[--ncache];
         cache_bytes -= b.bytes;
+        caracal_unlock(&cache_lock);
         return b;
     }
+    caracal_unlock(&cache_lock);
     scratch_block b = {caracal_xmalloc(bytes ? bytes : 1), bytes};
     return b;
 }
 
 static void block_give(scratch_block b)
 {
+    void *drop = NULL; /* freed outside the lock */
+    caracal_lock(&cache_lock);
     if (ncache == CACHE_BLOCKS || cache_bytes + b.bytes > CACHE_BYTES) {
         /* full: evict the smallest block if this one is larger (large blocks are the
          * expensive ones to make), else free this one */
@@ -144,15 +151,18 @@ static void block_give(scratch_block b)
             if (small < 0 || cache[i].bytes < cache[small].bytes)
                 small = i;
         if (small < 0 || cache[small].bytes >= b.bytes || cache_bytes - cache[small].bytes + b.bytes > CACHE_BYTES) {
+            caracal_unlock(&cache_lock);
             free(b.p);
             return;
         }
-        free(cache[small].p);
+        drop = cache[small].p;
         cache_bytes -= cache[small].bytes;
         cache[small] = cache[--ncache];
     }
     cache[ncache++] = b;
     cache_bytes += b.bytes;
+    caracal_unlock(&cache_lock);
+    free(drop);
 }
 
 static void *keep(caracal_steps *s, scratch_block b)
@@ -322,7 +332,7 @@ static int progress(caracal_task *t)
             PMPI_Testall(r->nmsg, s->req, &flag, MPI_STATUSES_IGNORE);
             if (!flag)
                 return CARACAL_TASK_PENDING;
-            caracal_progress_ticks++;
+            caracal_progress_tick();
         }
         for (int i = 0; i < r->nlocal; i++)
             run_local(&s->ops[r->first + r->nmsg + i]);

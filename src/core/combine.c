@@ -130,21 +130,22 @@ int caracal_combine_own(const void *in, const void *b, void *out, int n, MPI_Dat
 {
     /* applications repeat the same pair: remember the last answer (a small message's whole
      * combine takes a few ns, the table lookups as long) */
-    static MPI_Datatype last_dt = MPI_DATATYPE_NULL;
-    static MPI_Op last_op = MPI_OP_NULL;
-    static int last_ok;
+    static __thread MPI_Datatype last_dt = MPI_DATATYPE_NULL; /* per thread */
+    static __thread MPI_Op last_op = MPI_OP_NULL;
+    static __thread int last_ok;
     if (dt == last_dt && op == last_op)
         return last_ok && own_loop(in, b, out, n, dt, op);
     int ti = type_index(dt), oi = op_index(op);
     if (ti < 0 || oi < 0)
         return 0;
-    if (!verdict[ti][oi]) {
+    signed char v = __atomic_load_n(&verdict[ti][oi], __ATOMIC_RELAXED);
+    if (!v) { /* (threads: two may probe the same pair; they find the same verdict) */
         int ok = 0;
         if (own_loop(in, b, NULL, 0, dt, op)) /* a pair the loops cover: probe it */
             ok = agrees_with_native(dt, op, ti);
-        verdict[ti][oi] = ok ? 1 : -1;
+        __atomic_store_n(&verdict[ti][oi], v = ok ? 1 : -1, __ATOMIC_RELAXED);
     }
-    last_dt = dt, last_op = op, last_ok = verdict[ti][oi] > 0;
+    last_dt = dt, last_op = op, last_ok = v > 0;
     return last_ok && own_loop(in, b, out, n, dt, op);
 }
 

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int caracal_world_rank = -1;
 static char topics[256];
@@ -31,8 +32,13 @@ static void vline(const char *kind, const char *fmt, va_list ap)
     int n = snprintf(buf, sizeof buf, "caracal[%d]: %s", caracal_world_rank, kind);
     if (n < 0 || n >= (int)sizeof buf)
         n = 0;
-    vsnprintf(buf + n, sizeof buf - n, fmt, ap);
-    fprintf(stderr, "%s\n", buf); /* one fprintf so lines from ranks do not interleave */
+    int len = vsnprintf(buf + n, sizeof buf - n - 1, fmt, ap);
+    len = len < 0 ? n : n + len > (int)sizeof buf - 2 ? (int)sizeof buf - 2 : n + len;
+    buf[len++] = '\n';
+    /* one write(2) of the whole line: lines of ranks and of threads do not interleave */
+    fflush(stderr);
+    if (write(2, buf, (size_t)len) < 0)
+        return;
 }
 
 void caracal_log(const char *topic, const char *fmt, ...)

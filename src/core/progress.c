@@ -8,9 +8,11 @@
 #include <stdlib.h>
 #include <time.h>
 #include "xalloc.h"
+#include "threads.h"
 
-int caracal_active_requests;
-unsigned long caracal_progress_ticks;
+_Atomic int caracal_active_requests;
+_Atomic unsigned long caracal_progress_ticks;
+int caracal_threaded;
 
 typedef struct caracal_request {
     caracal_task *task;
@@ -23,7 +25,10 @@ typedef struct caracal_request {
     struct caracal_request *next;
 } caracal_request;
 
+/* The list and every task on it: stepped by one thread at a time (core/threads.h). A thread
+ * that finds another one stepping does not wait for it: that one advances every request. */
 static caracal_request *active;
+static pthread_mutex_t engine = PTHREAD_MUTEX_INITIALIZER;
 
 void caracal_task_init(caracal_task *t, const char *name, int (*progress)(caracal_task *),
                        void (*destroy)(caracal_task *))
@@ -84,16 +89,22 @@ static int query_fn(void *extra, MPI_Status *status)
 static int free_fn(void *extra) { (void)extra; return MPI_SUCCESS; }
 static int cancel_fn(void *extra, int complete) { (void)extra; (void)complete; return MPI_SUCCESS; }
 
-static caracal_request *add(caracal_task *t, void (*on_done)(void *), void *arg)
+/* every field is set before r is on the list: from then on any thread may finish it */
+static caracal_request *add(caracal_task *t, void (*on_done)(void *), void *arg, MPI_Request greq, int keep,
+                            int waited)
 {
     caracal_request *r = caracal_xcalloc(1, sizeof *r);
     r->task = t;
-    r->greq = MPI_REQUEST_NULL;
+    r->greq = greq;
     r->on_done = on_done;
     r->arg = arg;
+    r->keep = keep;
+    r->waited = waited;
+    caracal_lock(&engine);
     r->next = active;
     active = r;
-    caracal_active_requests++;
+    atomic_store_explicit(&caracal_active_requests, caracal_active_requests + 1, memory_order_relaxed);
+    caracal_unlock(&engine);
     return r;
 }
 
@@ -104,15 +115,18 @@ static void finish(caracal_request *r)
     r->task = NULL;
     if (r->on_done)
         r->on_done(r->arg);
-    r->done = 1;
-    caracal_active_requests--;
+    atomic_store_explicit(&caracal_active_requests, caracal_active_requests - 1, memory_order_relaxed);
     if (r->greq != MPI_REQUEST_NULL)
         PMPI_Grequest_complete(r->greq);
+    /* last: a blocking collective's waiter frees r as soon as it sees this */
+    __atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
 }
 
 int caracal_progress(void)
 {
     int completed = 0;
+    if (caracal_threaded && pthread_mutex_trylock(&engine))
+        return 0; /* another thread is stepping every request */
     caracal_request **pp = &active;
     while (*pp) {
         caracal_request *r = *pp;
@@ -129,7 +143,8 @@ int caracal_progress(void)
         }
     }
     if (completed)
-        caracal_progress_ticks++;
+        caracal_progress_tick();
+    caracal_unlock(&engine);
     return completed;
 }
 
@@ -138,29 +153,26 @@ int caracal_request_start(caracal_task *t, MPI_Request *request, void (*on_done)
     int rc = PMPI_Grequest_start(query_fn, free_fn, cancel_fn, NULL, request);
     if (rc != MPI_SUCCESS)
         return rc;
-    caracal_request *r = add(t, on_done, arg);
-    r->greq = *request;
+    add(t, on_done, arg, *request, 0, 0);
     caracal_progress(); /* start it: post the first messages now */
     return MPI_SUCCESS;
 }
 
 int caracal_request_launch(caracal_task *t, int keep, void (*on_done)(void *), void *arg)
 {
-    caracal_request *r = add(t, on_done, arg);
-    r->keep = keep;
+    add(t, on_done, arg, MPI_REQUEST_NULL, keep, 0);
     caracal_progress();
     return MPI_SUCCESS;
 }
 
 int caracal_request_run(caracal_task *t, void (*on_done)(void *), void *arg)
 {
-    caracal_request *r = add(t, on_done, arg);
-    r->waited = 1;
+    caracal_request *r = add(t, on_done, arg, MPI_REQUEST_NULL, 0, 1);
     unsigned spins = 0;
     unsigned long seen = caracal_progress_ticks;
     for (;;) {
         caracal_progress();
-        if (r->done)
+        if (__atomic_load_n(&r->done, __ATOMIC_ACQUIRE))
             break;
         if (caracal_progress_ticks != seen) /* something moved: keep spinning */
             spins = 0;
@@ -184,7 +196,7 @@ static double now_us(void)
  * naps. Whatever the strategy, a wait that lasts pokes the native library's progress every
  * CARACAL_WAIT_POKE_US (core/wait.h: a peer may be blocked in the library on one of this
  * rank's native nonblocking operations). *spins == 0 starts a new wait. */
-static double wait_start, next_poke, sleep_us;
+static __thread double wait_start, next_poke, sleep_us; /* each thread waits for itself */
 
 void caracal_backoff(unsigned *spins)
 {

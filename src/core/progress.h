@@ -10,6 +10,7 @@
 #ifndef CARACAL_CORE_PROGRESS_H
 #define CARACAL_CORE_PROGRESS_H
 #include <mpi.h>
+#include <stdatomic.h>
 
 enum { CARACAL_TASK_PENDING = 0, CARACAL_TASK_DONE = 1 };
 #define CARACAL_TASK_MAXSUCC 8
@@ -38,9 +39,17 @@ caracal_task *caracal_task_noop(void);
 
 /** Bumped by a task whenever it moves (a step, a segment): waiters then keep spinning
  *  instead of backing off. */
-extern unsigned long caracal_progress_ticks;
-/** Number of collectives in flight; when 0 the Test/Wait family goes straight to PMPI. */
-extern int caracal_active_requests;
+extern _Atomic unsigned long caracal_progress_ticks;
+/** Number of collectives in flight; when 0 the Test/Wait family goes straight to PMPI.
+ *  Written under the engine's lock; read anywhere (a plain load on x86). */
+extern _Atomic int caracal_active_requests;
+/** A tick: a hint, so threads may lose one to each other; a plain load and store. */
+static inline void caracal_progress_tick(void)
+{
+    atomic_store_explicit(&caracal_progress_ticks,
+                          atomic_load_explicit(&caracal_progress_ticks, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+}
 
 /** Run `t` as a nonblocking collective: *request becomes a generalized MPI_Request that
  *  completes when `t` does. `on_done(arg)` (may be NULL) runs at completion. */

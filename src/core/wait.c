@@ -3,6 +3,7 @@
 #include "wait.h"
 #include "config.h"
 #include "log.h"
+#include "threads.h"
 #include <mpi.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -11,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-caracal_wait_hint_t caracal_wait_last;
+__thread caracal_wait_hint_t caracal_wait_last __attribute__((tls_model("initial-exec")));
 static int strategy = -1, oversubscribed;
 static double spin_us = -1, nap_us = -1, poke_us = -1;
 
@@ -93,6 +94,18 @@ double caracal_wait_poke_us(void)
 }
 
 unsigned long caracal_wait_pokes;
+static int poke_me = -1, poke_n;
+
+void caracal_wait_setup(void)
+{
+    caracal_wait_strategy();
+    caracal_wait_spin_us();
+    caracal_wait_nap_us();
+    caracal_wait_poke_us();
+    caracal_native_yield_decide();
+    PMPI_Comm_rank(MPI_COMM_WORLD, &poke_me);
+    PMPI_Comm_size(MPI_COMM_WORLD, &poke_n);
+}
 
 void caracal_wait_poke_native(void)
 {
@@ -103,16 +116,16 @@ void caracal_wait_poke_native(void)
      * MPI_COMM_WORLD (which exists from MPI_Init to MPI_Finalize, when Caracal waits) from
      * this rank itself: only a message this rank sent itself could match. A job of one rank
      * has nobody to wait for it. */
-    static int me = -1, n = 0;
-    if (me < 0) {
-        PMPI_Comm_rank(MPI_COMM_WORLD, &me);
-        PMPI_Comm_size(MPI_COMM_WORLD, &n);
+    if (poke_me < 0) {
+        PMPI_Comm_rank(MPI_COMM_WORLD, &poke_me);
+        PMPI_Comm_size(MPI_COMM_WORLD, &poke_n);
     }
-    if (n < 2)
+    int me = poke_me;
+    if (poke_n < 2)
         return;
     int flag = 0;
     PMPI_Iprobe(me, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
-    caracal_wait_pokes++;
+    caracal_add_long((long *)&caracal_wait_pokes, 1);
 }
 
 int caracal_wait_sleep(double us)

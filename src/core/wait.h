@@ -36,7 +36,8 @@ typedef struct {
     _Atomic uint64_t *word;
     uint64_t want;
 } caracal_wait_hint_t;
-extern caracal_wait_hint_t caracal_wait_last;
+/* per thread: the check that set it and the backoff that reads it run in the same thread */
+extern __thread caracal_wait_hint_t caracal_wait_last __attribute__((tls_model("initial-exec")));
 
 /** The strategy of this process (CARACAL_WAIT: auto = futex; spin never sleeps; nap is the
  *  spin/yield/nap of earlier versions) and the spin budget in microseconds before sleeping
@@ -53,6 +54,9 @@ static inline int caracal_wait_native_yields(void)
 {
     return caracal_native_yield >= 0 ? caracal_native_yield : caracal_native_yield_decide();
 }
+/** Read every wait setting once (MPI_Init, after caracal_wait_set_oversubscribed): threads
+ *  then only read them. */
+void caracal_wait_setup(void);
 /** Record whether this node's ranks outnumber their cores (collective setup in MPI_Init). */
 void caracal_wait_set_oversubscribed(int yes);
 int caracal_wait_oversubscribed(void);

@@ -1,8 +1,10 @@
-/* caracal_out_of_memory (xalloc.h): the one way an allocation failure ends. */
+/* caracal_out_of_memory (xalloc.h): where an allocation failure goes. */
 #include "xalloc.h"
 #include <mpi.h>
 #include <stdio.h>
 #include <unistd.h>
+
+__thread jmp_buf *caracal_oom_jump __attribute__((tls_model("initial-exec")));
 
 void caracal_out_of_memory(size_t bytes)
 {
@@ -11,6 +13,13 @@ void caracal_out_of_memory(size_t bytes)
     PMPI_Finalized(&down);
     if (up && !down)
         PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    jmp_buf *back = caracal_oom_jump;
+    if (back) { /* a schedule being built: the collective returns MPI_ERR_NO_MEM (xalloc.h) */
+        caracal_oom_jump = NULL;
+        fprintf(stderr, "caracal[%d]: out of memory (%zu bytes): the collective returns MPI_ERR_NO_MEM\n", rank, bytes);
+        fflush(stderr);
+        longjmp(*back, 1);
+    }
     fprintf(stderr, "caracal[%d]: out of memory (%zu bytes): ending the job with MPI_ERR_NO_MEM\n", rank, bytes);
     fflush(stderr);
     if (up && !down) {

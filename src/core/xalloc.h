@@ -1,17 +1,39 @@
-/* Allocation for the collective runtime: a failed allocation ends the job through MPI's
- * error path (the communicator's error handler is called with MPI_ERR_NO_MEM on
- * MPI_COMM_WORLD, then MPI_Abort) with one line saying what was asked for, instead of a NULL
- * dereference somewhere later. Nothing is returned to the caller: a half-built schedule on
- * one rank cannot be undone while the others already run theirs, and silently going native
- * on one rank only would hang the others. The check is one branch on a pointer the caller
- * tests anyway. Files also built into the fuzzers and tools (coll/select.c, rules_file.c,
+/* Allocation for the collective runtime. A failed allocation while a collective's entry point
+ * builds its schedule (CARACAL_OOM_GUARD: before this rank has sent or posted anything for the
+ * call) makes that call return MPI_ERR_NO_MEM through the communicator's error handler: with
+ * MPI_ERRORS_RETURN the program gets the code and may go on (what the half-built schedule had
+ * taken is not freed; the peers, if they did not fail alike, wait in the call as they would for
+ * any rank whose collective returned an error). Anywhere else (building a hierarchy, which is
+ * communication already; a schedule that runs; a persistent collective's setup) it ends the
+ * job through MPI's error path (the error handler of MPI_COMM_WORLD with MPI_ERR_NO_MEM, then
+ * MPI_Abort) with one line saying what was asked for, instead of a NULL dereference somewhere
+ * later: a half-run schedule on one rank cannot be undone while the others run theirs. The
+ * check is one branch on a pointer the caller tests anyway. Files also built into the fuzzers and tools (coll/select.c, rules_file.c,
  * algorithms.c, core/config.c, log.c, combine.c, the map readers) check for NULL themselves. */
 #ifndef CARACAL_XALLOC_H
 #define CARACAL_XALLOC_H
+#include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
 
 __attribute__((noreturn, cold)) void caracal_out_of_memory(size_t bytes);
+
+/** Where an allocation failure returns to (per thread), or NULL: then it ends the job. */
+extern __thread jmp_buf *caracal_oom_jump __attribute__((tls_model("initial-exec")));
+/** Run `stmt` (which builds a schedule and communicates nothing) so that an allocation
+ *  failure inside it makes the enclosing function run `on_fail` (e.g. return an error). */
+#define CARACAL_OOM_GUARD(stmt, on_fail)         \
+    do {                                         \
+        jmp_buf oom_env_;                        \
+        if (setjmp(oom_env_)) {                  \
+            caracal_oom_jump = NULL;             \
+            on_fail;                             \
+        } else {                                 \
+            caracal_oom_jump = &oom_env_;        \
+            stmt;                                \
+            caracal_oom_jump = NULL;             \
+        }                                        \
+    } while (0)
 
 static inline void *caracal_xmalloc(size_t n)
 {

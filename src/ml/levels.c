@@ -83,9 +83,10 @@ caracal_task *caracal_ml_level_barrier(const caracal_ml_args *a, int l, int tag)
 
 int caracal_ml_nchunks(const caracal_hier *h, int count, MPI_Datatype dt)
 {
-    static long long chunk = -1;
+    static long long chunk_setting = -1; /* (threads: the same value, whoever reads it first) */
+    long long chunk = __atomic_load_n(&chunk_setting, __ATOMIC_RELAXED);
     if (chunk < 0)
-        chunk = caracal_setting_int(CARACAL_SET_PIPELINE_SIZE);
+        __atomic_store_n(&chunk_setting, chunk = caracal_setting_int(CARACAL_SET_PIPELINE_SIZE), __ATOMIC_RELAXED);
     size_t bytes = caracal_type_size(dt) * (size_t)count;
     if (h->nlevels < 2 || chunk <= 0 || bytes <= (size_t)chunk)
         return 1;

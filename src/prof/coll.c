@@ -3,7 +3,7 @@
  * consecutive calls of the same collective on the same communicator. */
 #include "prof.h"
 
-int caracal_comm_size_of(MPI_Comm comm)
+static int caracal_comm_size_of_unlocked(MPI_Comm comm)
 {
     caracal_comm *e = caracal_comm_get(comm);
     if (e)
@@ -53,7 +53,7 @@ static void root_count(int fn, int size, int root)
     }
 }
 
-void caracal_acct_coll(caracal_call *c, MPI_Comm comm, uint64_t bytes, int slot, int root)
+static void caracal_acct_coll_unlocked(caracal_call *c, MPI_Comm comm, uint64_t bytes, int slot, int root)
 {
     caracal_comm *cm = caracal_comm_get(comm);
     int size = cm ? cm->size : caracal_comm_size_of(comm);
@@ -71,4 +71,20 @@ void caracal_acct_coll(caracal_call *c, MPI_Comm comm, uint64_t bytes, int slot,
             e->root_changes++;
         cm->last_root[slot] = root;
     }
+}
+
+/* The entry points, under the profiler's lock (threads: prof.h) */
+int caracal_comm_size_of(MPI_Comm comm)
+{
+    caracal_prof_lock();
+    int r = caracal_comm_size_of_unlocked(comm);
+    caracal_prof_unlock();
+    return r;
+}
+
+void caracal_acct_coll(caracal_call *c, MPI_Comm comm, uint64_t bytes, int slot, int root)
+{
+    caracal_prof_lock();
+    caracal_acct_coll_unlocked(c, comm, bytes, slot, root);
+    caracal_prof_unlock();
 }

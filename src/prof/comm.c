@@ -11,7 +11,7 @@ static caracal_comm comms[COMM_CAP];
 
 static unsigned slot_of(uint64_t key) { return (unsigned)((key * 0x9E3779B97F4A7C15ull) >> 40) & (COMM_CAP - 1); }
 
-caracal_comm *caracal_comm_get(MPI_Comm comm)
+static caracal_comm *caracal_comm_get_unlocked(MPI_Comm comm)
 {
     uint64_t key = CARACAL_KEY(comm);
     unsigned j = slot_of(key);
@@ -37,7 +37,7 @@ caracal_comm *caracal_comm_get(MPI_Comm comm)
     return NULL; /* full: callers degrade (no translation, no root changes) */
 }
 
-int caracal_comm_world(MPI_Comm comm, int rank)
+static int caracal_comm_world_unlocked(MPI_Comm comm, int rank)
 {
     if (comm == MPI_COMM_WORLD)
         return rank;
@@ -70,7 +70,7 @@ int caracal_comm_world(MPI_Comm comm, int rank)
 }
 
 /* Backward-shift deletion keeps linear probing correct without tombstones. */
-void caracal_comm_forget(MPI_Comm comm)
+static void caracal_comm_forget_unlocked(MPI_Comm comm)
 {
     uint64_t key = CARACAL_KEY(comm);
     unsigned j = slot_of(key);
@@ -93,4 +93,28 @@ void caracal_comm_forget(MPI_Comm comm)
             j = k;
         }
     }
+}
+
+/* The entry points, under the profiler's lock (threads: prof.h) */
+caracal_comm *caracal_comm_get(MPI_Comm comm)
+{
+    caracal_prof_lock();
+    caracal_comm * r = caracal_comm_get_unlocked(comm);
+    caracal_prof_unlock();
+    return r;
+}
+
+int caracal_comm_world(MPI_Comm comm, int rank)
+{
+    caracal_prof_lock();
+    int r = caracal_comm_world_unlocked(comm, rank);
+    caracal_prof_unlock();
+    return r;
+}
+
+void caracal_comm_forget(MPI_Comm comm)
+{
+    caracal_prof_lock();
+    caracal_comm_forget_unlocked(comm);
+    caracal_prof_unlock();
 }

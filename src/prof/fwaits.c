@@ -53,7 +53,7 @@ void caracal_fwait(int K, void (*t)(void *, void *, void *), void *ra, void *rq,
 {
     caracal_call c_;
     caracal_prof_enter(&c_, CARACAL_FN_MPI_Wait, ra);
-    MPI_Request key = c_.active && caracal_req_ntracked ? CARACAL_FREQ(rq) : MPI_REQUEST_NULL;
+    MPI_Request key = c_.active && CARACAL_PEEK(caracal_req_ntracked) ? CARACAL_FREQ(rq) : MPI_REQUEST_NULL;
     MPI_Fint fs[CARACAL_FSTATUS_INTS];
     void *sp = (key != MPI_REQUEST_NULL && st == CARACAL_FSTATUS_IGNORE(K)) ? (void *)fs : st;
     t(rq, sp, ierr);
@@ -73,7 +73,7 @@ void caracal_ftest(int K, void (*t)(void *, void *, void *, void *), void *ra, v
 {
     caracal_call c_;
     caracal_prof_enter(&c_, CARACAL_FN_MPI_Test, ra);
-    MPI_Request key = c_.active && caracal_req_ntracked ? CARACAL_FREQ(rq) : MPI_REQUEST_NULL;
+    MPI_Request key = c_.active && CARACAL_PEEK(caracal_req_ntracked) ? CARACAL_FREQ(rq) : MPI_REQUEST_NULL;
     MPI_Fint fs[CARACAL_FSTATUS_INTS];
     void *sp = (key != MPI_REQUEST_NULL && st == CARACAL_FSTATUS_IGNORE(K)) ? (void *)fs : st;
     t(rq, flag, sp, ierr);
@@ -94,7 +94,7 @@ void caracal_fwaitall(int K, void (*t)(void *, void *, void *, void *), void *ra
     caracal_call c_;
     caracal_prof_enter(&c_, CARACAL_FN_MPI_Waitall, ra);
     int n = CARACAL_FI(np);
-    if (!c_.active || !caracal_req_ntracked || n <= 0) {
+    if (!c_.active || !CARACAL_PEEK(caracal_req_ntracked) || n <= 0) {
         t(np, rqs, sts, ierr);
         if (c_.active) {
             caracal_prof_stop(&c_);

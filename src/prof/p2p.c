@@ -11,7 +11,7 @@ uint64_t caracal_type_bytes(MPI_Count count, MPI_Datatype type)
     return (uint64_t)count * (uint64_t)sz;
 }
 
-void caracal_acct_send(caracal_call *c, MPI_Count count, MPI_Datatype type, int dest, MPI_Comm comm)
+static void caracal_acct_send_unlocked(caracal_call *c, MPI_Count count, MPI_Datatype type, int dest, MPI_Comm comm)
 {
     if (dest == MPI_PROC_NULL || dest < 0)
         return;
@@ -24,10 +24,25 @@ void caracal_acct_send(caracal_call *c, MPI_Count count, MPI_Datatype type, int 
     }
 }
 
-void caracal_acct_status(caracal_call *c, const MPI_Status *st)
+static void caracal_acct_status_unlocked(caracal_call *c, const MPI_Status *st)
 {
     MPI_Count n = 0;
     if (st && st != MPI_STATUS_IGNORE && st->MPI_SOURCE != MPI_PROC_NULL &&
         PMPI_Get_elements_x(st, MPI_BYTE, &n) == MPI_SUCCESS && n > 0 && n != MPI_UNDEFINED)
         c->bytes += (uint64_t)n;
+}
+
+/* The entry points, under the profiler's lock (threads: prof.h) */
+void caracal_acct_send(caracal_call *c, MPI_Count count, MPI_Datatype type, int dest, MPI_Comm comm)
+{
+    caracal_prof_lock();
+    caracal_acct_send_unlocked(c, count, type, dest, comm);
+    caracal_prof_unlock();
+}
+
+void caracal_acct_status(caracal_call *c, const MPI_Status *st)
+{
+    caracal_prof_lock();
+    caracal_acct_status_unlocked(c, st);
+    caracal_prof_unlock();
 }

@@ -1,11 +1,13 @@
 /* The profiler's per-process state and the accounting entry points the MPI
  * wrappers call (through hooks.h). Everything here is touched only while
  * caracal_prof_on is set, so a job without CARACAL_PROFILE pays one load and
- * one branch per MPI call. Not thread safe: concurrent MPI calls from several
- * threads may lose counts (documented in docs/profile-format.md). */
+ * one branch per MPI call. Under MPI_THREAD_MULTIPLE every accounting entry point below
+ * takes one (recursive) lock, so that counts and times add up whatever the threads do;
+ * the timing itself (enter/stop) stays per thread. */
 #ifndef CARACAL_PROF_PROF_H
 #define CARACAL_PROF_PROF_H
 #include "gen_funcs.h"
+#include "threads.h"
 #include <mpi.h>
 #include <stdint.h>
 #include <string.h>
@@ -116,6 +118,9 @@ static inline uint64_t caracal_key_of(const void *p, size_t n)
     return k;
 }
 
+/* record.c: the profiler's lock (taken only under MPI_THREAD_MULTIPLE, core/threads.h) */
+void caracal_prof_lock(void);
+void caracal_prof_unlock(void);
 /* record.c: statistics */
 void caracal_prof_commit(caracal_call *c);
 void caracal_prof_add_bytes(int fn, int site, uint64_t bytes); /* a completion adds bytes to a past call */

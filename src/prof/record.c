@@ -1,13 +1,20 @@
+#define _GNU_SOURCE /* PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP */
 /* Per-call statistics: per MPI function and per call site (function, return address),
  * with log2 message-size histograms. Fixed-size tables: no allocation on the hot path. */
 #include "prof.h"
 #include "log.h"
+#include "threads.h"
 
 int caracal_prof_on;
 __thread int caracal_prof_depth __attribute__((tls_model("initial-exec")));
 __thread void *caracal_site_override __attribute__((tls_model("initial-exec")));
 __thread int caracal_site_seen __attribute__((tls_model("initial-exec")));
 caracal_prof_state caracal_prof;
+
+/* recursive: an entry point may call another (acct_coll -> comm_get) */
+static pthread_mutex_t prof_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+void caracal_prof_lock(void) { caracal_lock(&prof_lock); }
+void caracal_prof_unlock(void) { caracal_unlock(&prof_lock); }
 
 int caracal_hist_bin(uint64_t bytes)
 {
@@ -51,7 +58,7 @@ static int site_index(int fn, void *ra)
     return -1;
 }
 
-void caracal_prof_commit(caracal_call *c)
+static void caracal_prof_commit_unlocked(caracal_call *c)
 {
     uint64_t dt = c->t1 - c->t0;
     caracal_prof.t_mpi += dt;
@@ -64,7 +71,7 @@ void caracal_prof_commit(caracal_call *c)
                      CARACAL_SITE_CAP);
 }
 
-void caracal_prof_add_bytes(int fn, int site, uint64_t bytes)
+static void caracal_prof_add_bytes_unlocked(int fn, int site, uint64_t bytes)
 {
     int b = caracal_hist_bin(bytes);
     caracal_stat *s[2] = {&caracal_prof.fn[fn], site >= 0 ? &caracal_prof.sites[site].st : NULL};
@@ -76,7 +83,7 @@ void caracal_prof_add_bytes(int fn, int site, uint64_t bytes)
         }
 }
 
-void caracal_prof_count_comm_size(int size)
+static void caracal_prof_count_comm_size_unlocked(int size)
 {
     for (int i = 0; i < CARACAL_CSIZE_CAP; i++) {
         caracal_csize *e = &caracal_prof.csizes[i];
@@ -90,4 +97,26 @@ void caracal_prof_count_comm_size(int size)
             return;
         }
     }
+}
+
+/* The entry points, under the profiler's lock (threads: prof.h) */
+void caracal_prof_commit(caracal_call *c)
+{
+    caracal_prof_lock();
+    caracal_prof_commit_unlocked(c);
+    caracal_prof_unlock();
+}
+
+void caracal_prof_add_bytes(int fn, int site, uint64_t bytes)
+{
+    caracal_prof_lock();
+    caracal_prof_add_bytes_unlocked(fn, site, bytes);
+    caracal_prof_unlock();
+}
+
+void caracal_prof_count_comm_size(int size)
+{
+    caracal_prof_lock();
+    caracal_prof_count_comm_size_unlocked(size);
+    caracal_prof_unlock();
 }

@@ -51,20 +51,20 @@ static void erase(entry *t, entry *e)
     }
 }
 
-void caracal_req_track_recv(MPI_Request req, int fn, int site)
+static void caracal_req_track_recv_unlocked(MPI_Request req, int fn, int site)
 {
     if (req == MPI_REQUEST_NULL)
         return;
     entry *e = find(recvs, CARACAL_KEY(req), 0);
     if (!e && (e = find(recvs, CARACAL_KEY(req), 1)))
-        caracal_req_ntracked++;
+        CARACAL_POKE(caracal_req_ntracked, caracal_req_ntracked + 1); /* (read unlocked: waits.c) */
     if (e) {
         e->fn = fn;
         e->site = site;
     }
 }
 
-void caracal_req_completed(MPI_Request req, const MPI_Status *st)
+static void caracal_req_completed_unlocked(MPI_Request req, const MPI_Status *st)
 {
     entry *e = find(recvs, CARACAL_KEY(req), 0);
     if (!e)
@@ -74,10 +74,10 @@ void caracal_req_completed(MPI_Request req, const MPI_Status *st)
     caracal_prof_add_bytes(e->fn, e->site, tmp.bytes);
     erase(recvs, e);
     if (caracal_req_ntracked > 0)
-        caracal_req_ntracked--;
+        CARACAL_POKE(caracal_req_ntracked, caracal_req_ntracked - 1);
 }
 
-void caracal_req_persistent(MPI_Request req, int is_send, MPI_Count count, MPI_Datatype type, int dest,
+static void caracal_req_persistent_unlocked(MPI_Request req, int is_send, MPI_Count count, MPI_Datatype type, int dest,
                             MPI_Comm comm, int fn, int site)
 {
     if (req == MPI_REQUEST_NULL)
@@ -97,7 +97,7 @@ void caracal_req_persistent(MPI_Request req, int is_send, MPI_Count count, MPI_D
     }
 }
 
-void caracal_req_start(caracal_call *c, MPI_Request req)
+static void caracal_req_start_unlocked(caracal_call *c, MPI_Request req)
 {
     entry *e = npersist ? find(persist, CARACAL_KEY(req), 0) : NULL;
     if (!e)
@@ -115,17 +115,54 @@ void caracal_req_start(caracal_call *c, MPI_Request req)
     }
 }
 
-void caracal_req_forget(MPI_Request req)
+static void caracal_req_forget_unlocked(MPI_Request req)
 {
     uint64_t k = CARACAL_KEY(req);
     entry *e = find(recvs, k, 0);
     if (e) {
         erase(recvs, e);
         if (caracal_req_ntracked > 0)
-            caracal_req_ntracked--;
+            CARACAL_POKE(caracal_req_ntracked, caracal_req_ntracked - 1);
     }
     if (npersist && (e = find(persist, k, 0))) {
         erase(persist, e);
         npersist--;
     }
+}
+
+/* The entry points, under the profiler's lock (threads: prof.h) */
+void caracal_req_track_recv(MPI_Request req, int fn, int site)
+{
+    caracal_prof_lock();
+    caracal_req_track_recv_unlocked(req, fn, site);
+    caracal_prof_unlock();
+}
+
+void caracal_req_completed(MPI_Request req, const MPI_Status *st)
+{
+    caracal_prof_lock();
+    caracal_req_completed_unlocked(req, st);
+    caracal_prof_unlock();
+}
+
+void caracal_req_persistent(MPI_Request req, int is_send, MPI_Count count, MPI_Datatype type, int dest,
+                            MPI_Comm comm, int fn, int site)
+{
+    caracal_prof_lock();
+    caracal_req_persistent_unlocked(req, is_send, count, type, dest, comm, fn, site);
+    caracal_prof_unlock();
+}
+
+void caracal_req_start(caracal_call *c, MPI_Request req)
+{
+    caracal_prof_lock();
+    caracal_req_start_unlocked(c, req);
+    caracal_prof_unlock();
+}
+
+void caracal_req_forget(MPI_Request req)
+{
+    caracal_prof_lock();
+    caracal_req_forget_unlocked(req);
+    caracal_prof_unlock();
 }

@@ -19,7 +19,7 @@ static MPI_Status *snap_take(snap *s, int n, const MPI_Request *rqs, MPI_Status 
     s->n = 0;
     s->rq = NULL;
     s->user_st = sts;
-    if (!caracal_req_ntracked || n <= 0)
+    if (!CARACAL_PEEK(caracal_req_ntracked) || n <= 0)
         return sts;
     s->rq = n <= SMALL ? s->rq_small : malloc(sizeof(MPI_Request) * (size_t)n);
     if (!s->rq)
@@ -55,7 +55,7 @@ static void snap_free(snap *s)
 static MPI_Status *one(snap *s, MPI_Request *rq, MPI_Status *st)
 {
     s->user_st = NULL;
-    if (!caracal_req_ntracked) {
+    if (!CARACAL_PEEK(caracal_req_ntracked)) {
         s->n = 0;
         s->rq = NULL;
         return st;
@@ -126,7 +126,7 @@ int caracal_hook_waitany(caracal_waitany_fn t, void *ra, int n, MPI_Request *rqs
 {
     BEGIN(MPI_Waitany) return t(n, rqs, idx, st);
     snap s;
-    MPI_Status local, *sp = (caracal_req_ntracked && st == MPI_STATUS_IGNORE) ? &local : st;
+    MPI_Status local, *sp = (CARACAL_PEEK(caracal_req_ntracked) && st == MPI_STATUS_IGNORE) ? &local : st;
     snap_take(&s, n, rqs, NULL, 0);
     int rc = t(n, rqs, idx, sp);
     caracal_prof_stop(&c_);
@@ -141,7 +141,7 @@ int caracal_hook_testany(caracal_testany_fn t, void *ra, int n, MPI_Request *rqs
 {
     BEGIN(MPI_Testany) return t(n, rqs, idx, flag, st);
     snap s;
-    MPI_Status local, *sp = (caracal_req_ntracked && st == MPI_STATUS_IGNORE) ? &local : st;
+    MPI_Status local, *sp = (CARACAL_PEEK(caracal_req_ntracked) && st == MPI_STATUS_IGNORE) ? &local : st;
     snap_take(&s, n, rqs, NULL, 0);
     int rc = t(n, rqs, idx, flag, sp);
     caracal_prof_stop(&c_);

@@ -13,6 +13,7 @@ void caracal_progress_drain(void); /* coll/call.c */
 #include <stdlib.h>
 #include <string.h>
 #include "xalloc.h"
+#include "threads.h"
 
 static int keyval = MPI_KEYVAL_INVALID;
 static int tag_slots = 512;
@@ -48,15 +49,22 @@ static int load_topology(hwloc_topology_t *topo)
  * node has only one, or the process is not bound inside one. Every rank decides for
  * itself; build() adds the level only if every rank has a key, so the split is the same
  * on every rank even when only some are bound. */
+static int cached_socket = -1;
+static void socket_key_find(void);
 static int socket_key(void)
 {
-    static int cached = -2;
-    if (cached != -2)
-        return cached;
-    cached = -1;
+    /* once per process: threads may build hierarchies at once */
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, socket_key_find);
+    return cached_socket;
+}
+
+static void socket_key_find(void)
+{
+    int cached = -1;
     hwloc_topology_t topo;
     if (load_topology(&topo))
-        return cached;
+        return;
     hwloc_obj_type_t type = HWLOC_OBJ_PACKAGE;
     if (hwloc_get_nbobjs_by_type(topo, type) < 2)
         type = HWLOC_OBJ_NUMANODE;
@@ -75,7 +83,7 @@ static int socket_key(void)
         hwloc_bitmap_free(set);
     }
     hwloc_topology_destroy(topo);
-    return cached;
+    cached_socket = cached;
 }
 
 static void free_level(caracal_level *lv)
@@ -89,11 +97,12 @@ static void free_level(caracal_level *lv)
     lv->comm = MPI_COMM_NULL;
 }
 
-void caracal_hier_retain(caracal_hier *h) { h->refs++; }
+/* (threads: a task of this communicator may end in another thread's progress) */
+void caracal_hier_retain(caracal_hier *h) { caracal_add_int(&h->refs, 1); }
 
 void caracal_hier_release(caracal_hier *h)
 {
-    if (--h->refs > 0)
+    if (caracal_add_int(&h->refs, -1) > 0)
         return;
     caracal_shm_hier_free(h);
     for (int l = 0; l < h->nlevels; l++)
@@ -184,9 +193,9 @@ static int distinct_groups(const caracal_topology *t, int l, const int *world, i
 
 static caracal_hier *build(MPI_Comm comm)
 {
-    static unsigned long serials;
+    static long serials;
     caracal_hier *h = caracal_xcalloc(1, sizeof *h);
-    h->serial = ++serials;
+    h->serial = (unsigned long)caracal_add_long(&serials, 1); /* threads build hierarchies of distinct communicators at once */
     h->comm = comm;
     h->refs = 1;
     PMPI_Comm_dup(comm, &h->dup);

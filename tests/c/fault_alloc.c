@@ -7,6 +7,8 @@
  *   FAULT_ALLOC_RANK=r   the rank that fails (OMPI_COMM_WORLD_RANK / PMI_RANK; default 0)
  *   FAULT_ALLOC_COUNT=1  at exit, print how many allocations libcaracal made on that rank
  *                        (the range a sweep over N has to cover)
+ * A test program may also call fault_alloc_arm(n) (found with dlsym): fail libcaracal's nth
+ * allocation from now on, in this process (0: none), to fail the same call on every rank.
  *
  * An allocation is libcaracal's when the caller's return address lies in libcaracal.so's
  * mapping (found once with dl_iterate_phdr). The names do not start with CARACAL_: libcaracal
@@ -82,6 +84,13 @@ static int fail_here(void *ra)
     int len = snprintf(msg, sizeof msg, "fault_alloc: failing libcaracal's allocation %ld\n", k);
     if (write(2, msg, (size_t)len) < 0) {}
     return 1;
+}
+
+void fault_alloc_arm(long n);
+void fault_alloc_arm(long n)
+{
+    setup();
+    target = n > 0 ? __atomic_load_n(&seen, __ATOMIC_RELAXED) + n : 0;
 }
 
 void *malloc(size_t n)

@@ -60,6 +60,16 @@ if(NOT CARACAL_SANITIZE)
                    ${CARACAL_MPIEXEC} ${CARACAL_MPIEXEC_FLAGS} -n 2 ${_fa_env} $<TARGET_FILE:caracal-stress> 7 60)
   set_tests_properties(fault_alloc_sweep_np2 PROPERTIES TIMEOUT 1500
     ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+  # With MPI_ERRORS_RETURN a collective whose schedule cannot be allocated returns
+  # MPI_ERR_NO_MEM and the program goes on (tests/c/test_fault_nomem.c: every rank fails the
+  # same call through fault_alloc_arm; each family's next call must give the exact result).
+  add_executable(test_fault_nomem test_fault_nomem.c)
+  target_link_libraries(test_fault_nomem PRIVATE dl)
+  foreach(np 2 3)
+    caracal_mpi_test(NAME fault_nomem_returns_np${np} NP ${np} COMMAND $<TARGET_FILE:test_fault_nomem>
+                     ENV CARACAL_COLL=force CARACAL_NODE_SIZE=1 CARACAL_ALLREDUCE=recdbl CARACAL_BCAST=knomial CARACAL_REDUCE=knomial
+                         "LD_PRELOAD=$<TARGET_FILE:caracal_fault_alloc>:$<TARGET_FILE:caracal>")
+  endforeach()
 endif()
 
 # The stress driver replays a seed exactly: two runs of one seed print the same sequence of

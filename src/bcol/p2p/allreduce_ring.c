@@ -64,7 +64,7 @@ static int progress(caracal_task *t)
             caracal_reduce_local(r->tmp, r->dst + chunk_start(r, rc) * r->extent, chunk_len(r, rc), r->dt, r->op);
         }
         r->step++;
-        caracal_progress_ticks++;
+        caracal_progress_tick();
         t->state = 0;
     }
 }

@@ -109,7 +109,7 @@ static int combine_current(reduce_seg *r)
     }
     r->cur++;
     r->child = 0;
-    caracal_progress_ticks++;
+    caracal_progress_tick();
     return 1;
 }
 
@@ -166,10 +166,11 @@ caracal_task *caracal_p2p_reduce_knomial_seg(const void *src, void *dst, int cou
     r->tag = tag;
     r->direct = r->tree.parent < 0 && r->me == root && src != dst;
 
-    static long long seg = -1, window = -1;
-    if (seg < 0) {
-        seg = caracal_setting_int(CARACAL_SET_REDUCE_SEGMENT);
-        window = caracal_setting_int(CARACAL_SET_REDUCE_SEGMENTS);
+    static long long seg_setting = -1, window_setting = -1; /* (threads: the same values, whoever reads them first) */
+    long long seg = __atomic_load_n(&seg_setting, __ATOMIC_RELAXED), window = __atomic_load_n(&window_setting, __ATOMIC_RELAXED);
+    if (seg < 0 || window < 0) {
+        __atomic_store_n(&seg_setting, seg = caracal_setting_int(CARACAL_SET_REDUCE_SEGMENT), __ATOMIC_RELAXED);
+        __atomic_store_n(&window_setting, window = caracal_setting_int(CARACAL_SET_REDUCE_SEGMENTS), __ATOMIC_RELAXED);
     }
     size_t size = caracal_type_size(dt);
     long long sc = size && seg > 0 ? seg / (long long)size : count;

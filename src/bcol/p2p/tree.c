@@ -48,9 +48,10 @@ void caracal_tree_free(caracal_tree *t)
 int caracal_bcol_segcount(int count, MPI_Datatype dt)
 {
     size_t sz = caracal_type_size(dt);
-    static long long seg = -1;
+    static long long seg_setting = -1; /* (threads: the same value, whoever reads it first) */
+    long long seg = __atomic_load_n(&seg_setting, __ATOMIC_RELAXED);
     if (seg < 0)
-        seg = caracal_setting_int(CARACAL_SET_SEGMENT_SIZE);
+        __atomic_store_n(&seg_setting, seg = caracal_setting_int(CARACAL_SET_SEGMENT_SIZE), __ATOMIC_RELAXED);
     if (sz == 0 || seg <= 0)
         return count > 0 ? count : 1;
     long long c = seg / (long long)sz;

@@ -48,7 +48,7 @@ static int progress(caracal_task *t)
                 PMPI_Isend(b->buf + s * b->segbytes, seg_len(b, s), b->dt, b->tree.child[c], b->tag, b->comm,
                            &b->send[s * b->tree.nchild + i]);
             b->next++;
-            caracal_progress_ticks++;
+            caracal_progress_tick();
         }
         t->state = 2;
         /* fall through */

@@ -150,7 +150,7 @@ static int progress(caracal_task *task)
             copy_out(t, b, first, n);
             caracal_shm_ack(s, b);
             s->local_step = b;
-            caracal_progress_ticks++;
+            caracal_progress_tick();
             t->chunk++;
             task->state = 0;
         }

@@ -35,6 +35,7 @@
 #include "dtype.h"
 #include "log.h"
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "xalloc.h"
@@ -383,7 +384,7 @@ static int progress(caracal_task *task)
             return CARACAL_TASK_PENDING;
         caracal_shm_ack(s, step);
         s->local_step = step;
-        caracal_progress_ticks++;
+        caracal_progress_tick();
         t->cur++;
         task->state = 0;
     }
@@ -446,22 +447,31 @@ static struct {
     size_t size;
     int plain;
 } known[8];
-static int nknown = -1;
+static int nknown = -1; /* published last (release): a thread that sees it sees the table */
+static pthread_once_t known_once = PTHREAD_ONCE_INIT;
+
+static void known_init(void)
+{
+    const MPI_Datatype common[] = {MPI_BYTE, MPI_CHAR, MPI_INT, MPI_DOUBLE,
+                                   MPI_FLOAT, MPI_LONG, MPI_UNSIGNED, MPI_LONG_LONG};
+    int n = 0;
+    for (int i = 0; i < (int)(sizeof common / sizeof *common); i++) {
+        known[n].dt = common[i];
+        known[n].plain = caracal_type_is_contiguous(common[i], &known[n].extent);
+        known[n].size = caracal_type_size(common[i]);
+        n++;
+    }
+    __atomic_store_n(&nknown, n, __ATOMIC_RELEASE);
+}
 
 static int known_type(MPI_Datatype dt, MPI_Aint *extent, size_t *size, int *plain)
 {
-    if (nknown < 0) {
-        const MPI_Datatype common[] = {MPI_BYTE, MPI_CHAR, MPI_INT, MPI_DOUBLE,
-                                       MPI_FLOAT, MPI_LONG, MPI_UNSIGNED, MPI_LONG_LONG};
-        nknown = 0;
-        for (int i = 0; i < (int)(sizeof common / sizeof *common); i++) {
-            known[nknown].dt = common[i];
-            known[nknown].plain = caracal_type_is_contiguous(common[i], &known[nknown].extent);
-            known[nknown].size = caracal_type_size(common[i]);
-            nknown++;
-        }
+    int nk = __atomic_load_n(&nknown, __ATOMIC_ACQUIRE);
+    if (nk < 0) {
+        pthread_once(&known_once, known_init);
+        nk = nknown;
     }
-    for (int i = 0; i < nknown; i++)
+    for (int i = 0; i < nk; i++)
         if (known[i].dt == dt) {
             *extent = known[i].extent;
             *size = known[i].size;

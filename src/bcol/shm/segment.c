@@ -91,10 +91,12 @@ typedef struct {
 static shm_budget *budget, own_budget;
 static _Atomic long long budget_cap = -1;
 #define SLOTS_SHARE(cap) ((cap) / 4 * 3)
+static long long shm_cap(void);
 
 void caracal_shm_budget_setup(void)
 {
     MPI_Comm node;
+    atomic_store(&budget_cap, shm_cap()); /* read once, before threads can take from the budget */
     if (budget || PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS)
         return;
     int me, fd = -1;

@@ -194,7 +194,7 @@ static int progress(caracal_task *task)
             s->local_step = a + 1;
             return CARACAL_TASK_DONE;
         }
-        caracal_progress_ticks++;
+        caracal_progress_tick();
     }
 }
 

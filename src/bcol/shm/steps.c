@@ -14,6 +14,7 @@
 #include "single_copy.h"
 #include "combine.h"
 #include "dtype.h"
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "xalloc.h"
@@ -151,7 +152,7 @@ static int progress(caracal_task *task)
         }
         caracal_shm_ack(s, step);
         s->local_step = step;
-        caracal_progress_ticks++;
+        caracal_progress_tick();
         t->chunk++;
         task->state = 0;
     }
@@ -230,7 +231,8 @@ caracal_task *caracal_shm_barrier(caracal_hier *h) { return make(h, K_BARRIER, N
  * the library lacks (MPI_DATATYPE_NULL, e.g. a Fortran kind its compiler has not) or that
  * has gaps is dropped when the table is first used. */
 static MPI_Datatype fast_types[32];
-static int nfast = -1;
+static int nfast = -1; /* published last (release): a thread that sees it sees the table */
+static pthread_once_t fast_once = PTHREAD_ONCE_INIT;
 
 static void fast_types_init(void)
 {
@@ -241,19 +243,23 @@ static void fast_types_init(void)
         MPI_DOUBLE_COMPLEX, MPI_INTEGER4, MPI_INTEGER8, MPI_REAL4, MPI_REAL8};
     _Static_assert(sizeof candidates / sizeof *candidates <= sizeof fast_types / sizeof *fast_types,
                    "fast_types too small");
-    nfast = 0;
+    int n = 0;
     for (size_t i = 0; i < sizeof candidates / sizeof *candidates; i++) {
         MPI_Aint extent;
         if (candidates[i] != MPI_DATATYPE_NULL && caracal_type_is_contiguous(candidates[i], &extent))
-            fast_types[nfast++] = candidates[i];
+            fast_types[n++] = candidates[i];
     }
+    __atomic_store_n(&nfast, n, __ATOMIC_RELEASE);
 }
 
 static int fast_contig(MPI_Datatype dt)
 {
-    if (nfast < 0)
-        fast_types_init();
-    for (int i = 0; i < nfast; i++)
+    int n = __atomic_load_n(&nfast, __ATOMIC_ACQUIRE);
+    if (n < 0) {
+        pthread_once(&fast_once, fast_types_init);
+        n = nfast;
+    }
+    for (int i = 0; i < n; i++)
         if (dt == fast_types[i])
             return 1;
     return 0;

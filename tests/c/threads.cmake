@@ -1,0 +1,61 @@
+# Threads (issue 14 item 8): tests/c/test_threads.c, four threads per rank, each on its own
+# duplicate of MPI_COMM_WORLD, blocking, nonblocking and point-to-point mixed, exact results.
+# `all`: every collective must have been run by Caracal (its count grows by exactly the number
+# of calls); the algo log shows which algorithm (EXPECT_LOG). Forced (CARACAL_COLL=force, and
+# per-family rules including the node segment's shm rows) and with the default rules.
+add_executable(test_threads test_threads.c)
+target_link_libraries(test_threads PRIVATE pthread dl)
+if(CARACAL_MPI_FAMILY STREQUAL "openmpi")
+  set(_thr_iters 12)
+  set(_thr_iters4 12)
+else()
+  set(_thr_iters 6)   # MPICH busy-waits when oversubscribed: 4 ranks x 5 threads on 2 cores crawl
+  set(_thr_iters4 2)
+endif()
+set(_thr_shm CARACAL_COLL=force CARACAL_ALLREDUCE=shm CARACAL_BCAST=shm CARACAL_REDUCE=shm CARACAL_BARRIER=shm
+             CARACAL_ALLGATHER=shm CARACAL_ALLTOALL=shm CARACAL_SCAN=shm CARACAL_REDUCE_SCATTER_BLOCK=shm)
+set(_thr_algs CARACAL_COLL=force CARACAL_ALLREDUCE=ring CARACAL_BCAST=knomial:3 CARACAL_REDUCE=knomial_seg
+              CARACAL_BARRIER=hier CARACAL_ALLGATHER=bruck CARACAL_ALLTOALL=pairwise CARACAL_SCAN=recdbl
+              CARACAL_REDUCE_SCATTER_BLOCK=rechalving)
+caracal_mpi_test(NAME threads_force_np2 NP 2 COMMAND $<TARGET_FILE:test_threads> all 4 ${_thr_iters} PRELOAD
+                 ENV CARACAL_COLL=force CARACAL_LOG=algo CARACAL_LOG_RANKS=all
+                 EXPECT_LOG each "scan hier bytes=4 ranks=2 levels=node(1x2) node=hier")
+caracal_mpi_test(NAME threads_shm_np2 NP 2 COMMAND $<TARGET_FILE:test_threads> all 4 ${_thr_iters} PRELOAD
+                 ENV ${_thr_shm} CARACAL_LOG=algo CARACAL_LOG_RANKS=all
+                 EXPECT_LOG each "allreduce shm bytes=28 ranks=2 levels=node(1x2) node=shm")
+caracal_mpi_test(NAME threads_algs_np2 NP 2 COMMAND $<TARGET_FILE:test_threads> all 4 ${_thr_iters} PRELOAD
+                 ENV ${_thr_algs} CARACAL_LOG=algo CARACAL_LOG_RANKS=all
+                 EXPECT_LOG each "allgather bruck bytes=16 ranks=2 levels=node(1x2) node=bruck")
+caracal_mpi_test(NAME threads_default_np2 NP 2 COMMAND $<TARGET_FILE:test_threads> some 4 ${_thr_iters} PRELOAD)
+# (force at 4 ranks in 2 node groups: the built-in small-message rules of allreduce and barrier
+# are the comm-level shm row, which needs one node group, and they go native: `some`)
+caracal_mpi_test(NAME threads_force_np4_node2 NP 4 COMMAND $<TARGET_FILE:test_threads> some 4 ${_thr_iters4} PRELOAD
+                 ENV CARACAL_COLL=force CARACAL_NODE_SIZE=2 CARACAL_LOG=algo CARACAL_LOG_RANKS=all
+                 EXPECT_LOG each "alltoall hier bytes=16 ranks=4 levels=node(2x2)+top(1x2) node=hier top=hier")
+# (shm rows need one node group, and MPICH's default rules at 4 ranks are native: results only)
+caracal_mpi_test(NAME threads_shm_np4_node2 NP 4 COMMAND $<TARGET_FILE:test_threads> any 4 ${_thr_iters4} PRELOAD
+                 ENV ${_thr_shm} CARACAL_NODE_SIZE=2)
+caracal_mpi_test(NAME threads_algs_np4_node2 NP 4 COMMAND $<TARGET_FILE:test_threads> all 4 ${_thr_iters4} PRELOAD
+                 ENV ${_thr_algs} CARACAL_NODE_SIZE=2)
+caracal_mpi_test(NAME threads_default_np4_node2 NP 4 COMMAND $<TARGET_FILE:test_threads> any 4 ${_thr_iters4} PRELOAD
+                 ENV CARACAL_NODE_SIZE=2)
+
+# The profiler under threads: the counts of every function the program calls, of its call
+# sites and of the collectives table, and the times, add up exactly (threads_prof_check.py).
+foreach(np 2 4)
+  set(_it ${_thr_iters})
+  if(np EQUAL 4)
+    set(_it ${_thr_iters4})
+  endif()
+  caracal_launcher_env(_thr_penv "${CARACAL_PRELOAD_PREFIX}$<TARGET_FILE:caracal>" CARACAL_COLL=force CARACAL_NODE_SIZE=2
+                       CARACAL_PROFILE=${CMAKE_CURRENT_BINARY_DIR}/threads_prof_np${np}.json)
+  string(REPLACE ";" " " _thr_penv "${_thr_penv}")
+  string(REPLACE ";" " " _thr_pflags "${CARACAL_MPIEXEC_FLAGS}")
+  set(_out ${CMAKE_CURRENT_BINARY_DIR}/threads_prof_np${np}.out)
+  add_test(NAME threads_profile_np${np}
+           COMMAND sh -c "rm -f ${CMAKE_CURRENT_BINARY_DIR}/threads_prof_np${np}.json && \
+${CARACAL_MPIEXEC} ${_thr_pflags} -n ${np} ${_thr_penv} $<TARGET_FILE:test_threads> some 4 ${_it} > ${_out} && \
+cat ${_out} && python3 ${PROJECT_SOURCE_DIR}/tests/c/threads_prof_check.py ${_out} ${CMAKE_CURRENT_BINARY_DIR}/threads_prof_np${np}.json ${np}")
+  set_tests_properties(threads_profile_np${np} PROPERTIES TIMEOUT 300
+    ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+endforeach()
