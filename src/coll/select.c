@@ -79,8 +79,9 @@ __attribute__((weak, noreturn)) void caracal_out_of_memory(size_t bytes);
  * library alone. bench/coll/defaults.py --lib NAME does that (default / PMPI per cell); a
  * cell slower than 1.05x the library alone goes native in that library's table. */
 /* The same check of the first four families at 2 ranks: shm bcast loses to both libraries
- * from 32 KiB in every pattern (1.4-47x; it won in IMB and OSU on 2026-11-25, so something
- * since made large 2-rank shm bcast slow: see docs/collectives.md, not yet found), shm
+ * from 32 KiB in every pattern (1.4-47x: two copies through the slots against the library's
+ * single copy, and worse again when the process also runs the library's own large bcasts;
+ * IMB and OSU, one algorithm per launch, had it at 0.6-0.75x: docs/collectives.md), shm
  * bcast and reduce lose to Open MPI at 8-64 B back to back from one root (1.1-1.9x; they win
  * with a rotating root and with barriers between calls), shm reduce loses to Open MPI from
  * 32 KiB (2.2-21x) and shm allreduce at 1 MiB with barriers between calls (1.64x). Those
