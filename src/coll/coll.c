@@ -116,13 +116,20 @@ int caracal_coll_applies(caracal_coll c, int blocking, MPI_Comm comm, size_t byt
             caracal_before_native_collective();
             caracal_coll_replay_sweep(); /* freed communicators' segments back to the budget first */
             *h = caracal_hier_get(comm);
+            /* Under MPI_THREAD_MULTIPLE the slots come with the hierarchy, at this first blocking
+             * collective: at a later one other threads' nonblocking collectives may be in flight,
+             * and the drain below would wait for them while their peers wait in this rank's
+             * slot setup (threads_algs_np4_node2 hung so: allgather on four communicators). */
+            if (caracal_threaded && *h && caracal_shm_slots_wanted(*h))
+                caracal_shm_slots_setup(*h);
         }
         /* The segment's data slots are mapped on the first blocking collective that may need
          * them: bcast, reduce, allreduce above the small buffers, the block families always
          * (a gatherv's pieces are known only to their writers). Every member of the node group
          * is in this call and decides alike (byte count, family, the segment's state), and
          * finishes what it has in flight first, as for the hierarchy above. */
-        if (*h && caracal_shm_slots_wanted(*h) && (bytes > CARACAL_SHM_SMALL || !slots_optional(c))) {
+        if (!caracal_threaded && *h && caracal_shm_slots_wanted(*h) &&
+            (bytes > CARACAL_SHM_SMALL || !slots_optional(c))) {
             caracal_before_native_collective();
             caracal_shm_slots_setup(*h);
         }
