@@ -50,7 +50,10 @@ static void after_init(void)
      * first collective may be a nonblocking one */
     if (enabled) {
         caracal_shm_budget_setup();
-        caracal_hier_get(MPI_COMM_WORLD);
+        caracal_hier *world = caracal_hier_get(MPI_COMM_WORLD);
+        /* under MPI_THREAD_MULTIPLE slots come with the hierarchy (see caracal_coll_applies) */
+        if (caracal_threaded && world && caracal_shm_slots_wanted(world))
+            caracal_shm_slots_setup(world);
     }
     caracal_wait_setup();
     caracal_native_blocking_mode();
