@@ -95,3 +95,23 @@ def write_results(name, doc, markdown):
     (res / f"{name}.json").write_text(json.dumps(doc, separators=(",", ":")) + "\n")   # compact
     (res / f"{name}.md").write_text(markdown)
     print(f"wrote bench/results/{name}.md and .json", file=sys.stderr)
+
+
+SIZE_SCALE = {"K": 1 << 10, "M": 1 << 20}
+
+
+def parse_size(t):
+    """8, 4K, 1M -> bytes (ValueError or KeyError on anything else)."""
+    t = t.strip().upper()
+    return int(t[:-1]) * SIZE_SCALE[t[-1]] if t[-1] in SIZE_SCALE else int(t)
+
+
+def caracal_algorithms(lib, who="bench"):
+    """{family: [algorithm names]} from `caracal info --mpi LIB --algorithms --json`."""
+    p = subprocess.run([sys.executable, "-m", "caracal", "info", "--mpi", lib, "--algorithms", "--json"],
+                       capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT / "python")))
+    try:
+        doc = json.loads(p.stdout)
+        return {f["name"]: [a["name"] for a in f["algorithms"]] for f in doc["families"]}
+    except (ValueError, KeyError):
+        sys.exit(f"{who}: caracal info --algorithms --json failed: {p.stderr.strip()[-300:]}")

@@ -18,6 +18,9 @@ A cell is (library, ranks, family, bytes); its verdict takes the worst pattern:
   MISS  the default is native but shm beats the library (<= 0.95x) in every pattern
 Launches run in a random order per round; the table gives medians over rounds.
 
+Any library Caracal builds for (`--libs openmpi5,mpich5,impi`: build-NAME/ must exist) - the
+check item 4 of the MPI-libraries issue asks of every library's default table.
+
 Usage: bench/coll/defaults_check.py [--ranks 2,4] [--libs openmpi,mpich] [--rounds 2]
           [--sizes 8,64,512,2K,4K,16K,64K,256K,1M] [--families all|LIST] [--patterns b2b,rotate,barrier]
           [--out NAME]
@@ -27,43 +30,24 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import benchlib  # noqa: E402
+from caracal import mpilibs, paths  # noqa: E402
 
-ROOT = benchlib.ROOT
-BUILD = {"openmpi": "build", "mpich": "build-mpich"}
 FAMILIES = ["barrier", "bcast", "reduce", "allreduce", "allgather", "allgatherv", "gather", "gatherv", "scatter",
             "scatterv", "alltoall", "alltoallv", "reduce_scatter", "reduce_scatter_block", "scan", "exscan"]
 ROOTED = {"bcast", "reduce", "gather", "gatherv", "scatter", "scatterv"}
 PATTERNS = ["b2b", "rotate", "barrier"]
-SCALE = {"K": 1 << 10, "M": 1 << 20}
-LOSS, MISS = 1.05, 0.95
-
-
-def parse_size(t):
-    t = t.strip().upper()
-    return int(t[:-1]) * SCALE[t[-1]] if t[-1] in SCALE else int(t)
-
-
-def algorithms(lib):
-    """{family: [algorithm names]} from caracal info --algorithms --json of that build."""
-    p = subprocess.run([sys.executable, "-m", "caracal", "info", "--mpi", lib, "--algorithms", "--json"],
-                       capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT / "python")))
-    try:
-        doc = json.loads(p.stdout)
-        return {f["name"]: [a["name"] for a in f["algorithms"]] for f in doc["families"]}
-    except (ValueError, KeyError):
-        sys.exit(f"defaults_check: caracal info --algorithms --json failed: {p.stderr.strip()[-300:]}")
+LOSS, MISS = 1.05, 0.95  # the verdicts: slower than 1.05x the library; shm at most 0.95x in every pattern
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ranks", default="2,4", help="comma-separated rank counts (default 2,4)")
-    ap.add_argument("--libs", default="openmpi,mpich")
+    ap.add_argument("--libs", default="openmpi,mpich", help="libraries by name (" + ", ".join(mpilibs.NAMES) + "), each built")
     ap.add_argument("--rounds", type=int, default=2, help="launches per configuration (default 2)")
     ap.add_argument("--reps", type=int, default=7, help="repetitions per launch (default 7)")
     ap.add_argument("--sizes", default="8,64,512,2K,4K,16K,64K,256K,1M")
@@ -73,22 +57,22 @@ def main():
     a = ap.parse_args()
     try:
         ranks = [int(x) for x in a.ranks.split(",")]
-        sizes = [parse_size(s) for s in a.sizes.split(",")]
+        sizes = [benchlib.parse_size(s) for s in a.sizes.split(",")]
     except (ValueError, KeyError):
         ap.error("--ranks takes integers, --sizes sizes such as 8,4K,1M")
     libs, pats = a.libs.split(","), a.patterns.split(",")
     fams = FAMILIES if a.families == "all" else a.families.split(",")
-    bad = [f for f in fams if f not in FAMILIES] + [l for l in libs if l not in BUILD] + [p for p in pats if p not in PATTERNS]
+    bad = [f for f in fams if f not in FAMILIES] + [l for l in libs if l not in mpilibs.NAMES] + [p for p in pats if p not in PATTERNS]
     if bad or a.rounds < 1 or any(n < 2 for n in ranks):
         ap.error(f"unknown family, library or pattern: {', '.join(bad)}" if bad else "--rounds >= 1, --ranks >= 2")
-    algs = {lib: algorithms(lib) for lib in libs}
+    algs = {lib: benchlib.caracal_algorithms(lib, "defaults_check") for lib in libs}
     configs = [(lib, n, pat, fam) for lib in libs for n in ranks for pat in pats for fam in fams
                if pat != "rotate" or fam in ROOTED]
 
     def run_one(cfg):
         lib, n, pat, fam = cfg
         cands = ["pmpi", "default"] + (["shm"] if "shm" in algs[lib].get(fam, []) else [])
-        exe = str(ROOT / BUILD[lib] / "bin" / "caracal-tune-bench")
+        exe = str(paths.build_dir(lib) / "bin" / "caracal-tune-bench")
         argv = [exe, fam, "--sizes", "0" if fam == "barrier" else ",".join(map(str, sizes)), "--cands", ",".join(cands),
                 "--reps", str(a.reps), "--target-us", "1000", "--pattern", pat]
         out = benchlib.run_launch(benchlib.mpiexec(lib, n, argv), 900)

@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -28,23 +27,6 @@ ROOT = benchlib.ROOT
 BUILD = {"openmpi": "build", "mpich": "build-mpich"}
 FAMILIES = ["barrier", "bcast", "reduce", "allreduce", "allgather", "allgatherv", "gather", "gatherv", "scatter",
             "scatterv", "alltoall", "alltoallv", "reduce_scatter", "reduce_scatter_block", "scan", "exscan"]
-SCALE = {"K": 1 << 10, "M": 1 << 20}
-
-
-def parse_size(t):
-    t = t.strip().upper()
-    return int(t[:-1]) * SCALE[t[-1]] if t[-1] in SCALE else int(t)
-
-
-def algorithms(lib):
-    """{family: [algorithm names]} from caracal info --algorithms --json of that build."""
-    p = subprocess.run([sys.executable, "-m", "caracal", "info", "--mpi", lib, "--algorithms", "--json"],
-                       capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT / "python")))
-    try:
-        doc = json.loads(p.stdout)
-        return {f["name"]: [a["name"] for a in f["algorithms"]] for f in doc["families"]}
-    except (ValueError, KeyError):
-        sys.exit(f"wait_families: caracal info --algorithms --json failed: {p.stderr.strip()[-300:]}")
 
 
 def main():
@@ -64,9 +46,9 @@ def main():
     bad = [f for f in fams if f not in FAMILIES] + [l for l in libs if l not in BUILD]
     if bad:
         ap.error(f"unknown family or library: {', '.join(bad)}")
-    sizes = [parse_size(s) for s in a.sizes.split(",")]
+    sizes = [benchlib.parse_size(s) for s in a.sizes.split(",")]
     cores = os.cpu_count() or 1
-    algs = {lib: algorithms(lib) for lib in libs}
+    algs = {lib: benchlib.caracal_algorithms(lib, "wait_families") for lib in libs}
     configs = []
     for lib in libs:
         for n in ranks:

@@ -76,7 +76,7 @@ __attribute__((weak, noreturn)) void caracal_out_of_memory(size_t bytes);
  * library's own measurements support. Debian's Open MPI 4.1 and MPICH 4.0: the tune runs above.
  * Open MPI 5, MPICH 5, Intel MPI and the MPI-5 ABI build (which runs on MPICH 5 and Intel MPI,
  * so only what holds on both) still carry their family's rows: not yet measured against the
- * library alone. bench/coll/defaults.py --lib NAME does that (default / PMPI per cell); a
+ * library alone. bench/coll/defaults_check.py --libs NAME does that (default / PMPI per cell); a
  * cell slower than 1.05x the library alone goes native in that library's table. */
 /* The same check of the first four families at 2 ranks: shm bcast loses to both libraries
  * from 32 KiB in every pattern (1.4-47x: two copies through the slots against the library's
