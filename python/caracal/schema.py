@@ -181,6 +181,22 @@ def _violation(where, message, type_error=False):
     return v
 
 
+# Keywords whose message is one line from the schema's value (want) and the document's (value)
+_ONE_LINE = {
+    "const": lambda want, value: f"expected {want!r}, got {describe(value)}",
+    "enum": lambda want, value: f"expected one of {', '.join(map(repr, want))}, got {describe(value)}",
+    "minimum": lambda want, value: f"must be at least {want}, got {describe(value)}",
+    "maximum": lambda want, value: f"must be at most {want}, got {describe(value)}",
+    "exclusiveMinimum": lambda want, value: f"must be more than {want}, got {describe(value)}",
+    "exclusiveMaximum": lambda want, value: f"must be less than {want}, got {describe(value)}",
+    "minLength": lambda want, value: ("must not be empty" if want == 1
+                                      else f"must have at least {want} characters, got {describe(value)}"),
+    "maxLength": lambda want, value: f"may have at most {want} characters, got {describe(value)}",
+    "minItems": lambda want, value: f"needs at least {want} entries, has {len(value)}",
+    "maxItems": lambda want, value: f"may have at most {want} entries, has {len(value)}",
+}
+
+
 def _explain(err, doc) -> Iterator[tuple]:
     """(order key, SchemaViolation) for one jsonschema error in ``doc``, in our words."""
     where, order = _where(doc, err.absolute_path)
@@ -188,27 +204,8 @@ def _explain(err, doc) -> Iterator[tuple]:
     if kw == "type":
         types = want if isinstance(want, list) else [want]
         yield order, _violation(where, f"expected {' or '.join(_NAMES[t] for t in types)}, got {describe(value)}", True)
-    elif kw == "const":
-        yield order, _violation(where, f"expected {want!r}, got {describe(value)}")
-    elif kw == "enum":
-        yield order, _violation(where, f"expected one of {', '.join(map(repr, want))}, got {describe(value)}")
-    elif kw == "minimum":
-        yield order, _violation(where, f"must be at least {want}, got {describe(value)}")
-    elif kw == "maximum":
-        yield order, _violation(where, f"must be at most {want}, got {describe(value)}")
-    elif kw == "exclusiveMinimum":
-        yield order, _violation(where, f"must be more than {want}, got {describe(value)}")
-    elif kw == "exclusiveMaximum":
-        yield order, _violation(where, f"must be less than {want}, got {describe(value)}")
-    elif kw == "minLength":
-        yield order, _violation(where, "must not be empty" if want == 1 else
-                                f"must have at least {want} characters, got {describe(value)}")
-    elif kw == "maxLength":
-        yield order, _violation(where, f"may have at most {want} characters, got {describe(value)}")
-    elif kw == "minItems":
-        yield order, _violation(where, f"needs at least {want} entries, has {len(value)}")
-    elif kw == "maxItems":
-        yield order, _violation(where, f"may have at most {want} entries, has {len(value)}")
+    elif kw in _ONE_LINE:
+        yield order, _violation(where, _ONE_LINE[kw](want, value))
     elif kw == "required":
         # jsonschema reports each missing key as an error of its own: each of them names them
         # all here, and violations() drops the repeats
