@@ -13,9 +13,13 @@ bad=0 ok=0 oom=0
 for n in $list; do
   out=$(FAULT_ALLOC=$n timeout -k 5 "$limit" "$@" 2>&1)
   rc=$?
+  # When rank 0 aborts, Hydra kills the other rank with SIGKILL and may report that rank's
+  # "Killed (signal 9)" and exit code 9 instead of the abort's 34 (a race in which rank it
+  # reports first): that line is the launcher's cleanup, not a crash, so it is not counted.
+  crash=$(echo "$out" | grep -v "Killed (signal 9)" | grep -iE "signal|segmentation|MISMATCH")
   if echo "$out" | grep -q "stress seed .* 0 mismatches" && [ $rc = 0 ]; then
     ok=$((ok + 1)); what="finished, 0 mismatches"
-  elif echo "$out" | grep -q "out of memory" && ! echo "$out" | grep -qiE "signal|segmentation|MISMATCH" && [ $rc != 124 ] && [ $rc != 0 ]; then
+  elif echo "$out" | grep -q "out of memory" && [ -z "$crash" ] && [ $rc != 124 ] && [ $rc != 0 ]; then
     oom=$((oom + 1)); what="ended with MPI_ERR_NO_MEM (exit $rc)"
   else
     bad=$((bad + 1)); what="FAILED (exit $rc)"
