@@ -8,8 +8,9 @@
  *   col   - the q ranks of one layer and one grid column (rank = row index),
  *   depth - the c ranks at one (row, column), one per layer (rank = layer).
  * Each example calls MPI on each sub-communicator from a function of its own (row_bcast,
- * col_bcast, depth_reduce, ...), so `caracal report`'s call-site tables show the volume
- * per sub-communicator by function name, besides the per-comm-size collectives table.
+ * col_bcast, depth_reduce, ...; GRID_SITE keeps them out of line), so `caracal report`'s
+ * call-site tables show the volume per sub-communicator by function name, besides the
+ * per-comm-size collectives table.
  *
  * Words: every collective and point-to-point buffer handed to MPI inside the timed part
  * is counted here in 8-byte words, the way Caracal's profile counts bytes
@@ -81,26 +82,32 @@ static inline uint64_t grid_hash(uint64_t seed, long r, long s)
     return x ^ (x >> 31);
 }
 
-/* Counted MPI calls: the word count follows the profile's byte count. */
-static inline void counted_bcast(double *buf, long n, int root, MPI_Comm comm)
-{
-    grid_words += (double)n;
-    MPI_Bcast(buf, (int)n, MPI_DOUBLE, root, comm);
-}
-
-static inline void counted_reduce(double *buf, long n, int root, MPI_Comm comm)
-{
-    int me;
-    MPI_Comm_rank(comm, &me);
-    grid_words += (double)n;
-    MPI_Reduce(me == root ? MPI_IN_PLACE : buf, me == root ? buf : NULL, (int)n, MPI_DOUBLE, MPI_SUM, root, comm);
-}
-
-static inline void counted_allreduce(double *buf, long n, MPI_Comm comm)
-{
-    grid_words += (double)n;
-    MPI_Allreduce(MPI_IN_PLACE, buf, (int)n, MPI_DOUBLE, MPI_SUM, comm);
-}
+/* Counted MPI calls: the word count follows the profile's byte count. Macros, so that the
+ * MPI call sits in the caller: each example wraps them in one GRID_SITE function per
+ * sub-communicator (depth_bcast, row_bcast, ...), and the profile's call sites carry
+ * that function's name. */
+/* Out of line and not merged with its identical twins (GCC folds equal bodies); the count
+ * comes after the MPI call so that the call is not a tail jump, whose return address
+ * would be the caller's. */
+#if defined(__has_attribute)
+#if __has_attribute(noipa)
+#define GRID_SITE __attribute__((noipa))
+#endif
+#endif
+#ifndef GRID_SITE
+#if defined(__GNUC__)
+#define GRID_SITE __attribute__((noinline))
+#else
+#define GRID_SITE
+#endif
+#endif
+#define GRID_BCAST(buf, n, root, comm) \
+    (MPI_Bcast((buf), (int)(n), MPI_DOUBLE, (root), (comm)), grid_words += (double)(n))
+#define GRID_REDUCE(buf, n, root, me, comm) \
+    (MPI_Reduce((me) == (root) ? MPI_IN_PLACE : (void *)(buf), (me) == (root) ? (void *)(buf) : NULL, \
+                (int)(n), MPI_DOUBLE, MPI_SUM, (root), (comm)), grid_words += (double)(n))
+#define GRID_ALLREDUCE(buf, n, comm) \
+    (MPI_Allreduce(MPI_IN_PLACE, (buf), (int)(n), MPI_DOUBLE, MPI_SUM, (comm)), grid_words += (double)(n))
 
 /* Rank 0's summary of one run: the slowest rank's time, the mean and max words. */
 static inline void grid_summary(const grid25d *g, double t, double flops, double *tmax, double *wavg, double *wmax)

@@ -62,17 +62,20 @@ static double a_entry(long r, long s)
 }
 
 /* one function per sub-communicator, so call sites name them */
-static void depth_reduce(double *buf, long n, int root, MPI_Comm depth) { counted_reduce(buf, n, root, depth); }
-static void depth_bcast(double *buf, long n, int root, MPI_Comm depth) { counted_bcast(buf, n, root, depth); }
-static void row_bcast(double *buf, long n, int root, MPI_Comm row) { counted_bcast(buf, n, root, row); }
-static void col_bcast(double *buf, long n, int root, MPI_Comm col) { counted_bcast(buf, n, root, col); }
-static void col_allreduce(double *buf, long n, MPI_Comm col) { counted_allreduce(buf, n, col); }
-static void col_allgather(double *send, double *recv, long n, MPI_Comm col)
+static GRID_SITE void depth_reduce(double *buf, long n, int root, int me, MPI_Comm depth)
 {
-    grid_words += (double)n;
-    MPI_Allgather(send, (int)n, MPI_DOUBLE, recv, (int)n, MPI_DOUBLE, col);
+    GRID_REDUCE(buf, n, root, me, depth);
 }
-static void col_maxloc(double *val, int *idx, MPI_Comm col)
+static GRID_SITE void depth_bcast(double *buf, long n, int root, MPI_Comm depth) { GRID_BCAST(buf, n, root, depth); }
+static GRID_SITE void row_bcast(double *buf, long n, int root, MPI_Comm row) { GRID_BCAST(buf, n, root, row); }
+static GRID_SITE void col_bcast(double *buf, long n, int root, MPI_Comm col) { GRID_BCAST(buf, n, root, col); }
+static GRID_SITE void col_allreduce(double *buf, long n, MPI_Comm col) { GRID_ALLREDUCE(buf, n, col); }
+static GRID_SITE void col_allgather(double *send, double *recv, long n, MPI_Comm col)
+{
+    MPI_Allgather(send, (int)n, MPI_DOUBLE, recv, (int)n, MPI_DOUBLE, col);
+    grid_words += (double)n;
+}
+static GRID_SITE void col_maxloc(double *val, int *idx, MPI_Comm col)
 {
     struct { double v; int i; } in = {*val, *idx}, out;
     int size;
@@ -254,7 +257,7 @@ static void factor(const grid25d *g, lu_state *s)
         if (g->c > 1 && g->j == pc && na) {
             for (long r = 0; r < na; r++)
                 memcpy(buf + r * w, s->a + act[r] * s->nloc + lc0, sizeof(double) * w);
-            depth_reduce(buf, na * w, u, g->depth);
+            depth_reduce(buf, na * w, u, g->l, g->depth);
             for (long r = 0; r < na; r++)
                 if (on_u)
                     memcpy(s->a + act[r] * s->nloc + lc0, buf + r * w, sizeof(double) * w);
@@ -291,7 +294,7 @@ static void factor(const grid25d *g, lu_state *s)
         if (g->c > 1 && np && nt) {
             for (long r = 0; r < np; r++)
                 memcpy(buf + r * nt, s->a + mypiv[r] * s->nloc + tc0, sizeof(double) * nt);
-            depth_reduce(buf, np * nt, u, g->depth);
+            depth_reduce(buf, np * nt, u, g->l, g->depth);
             for (long r = 0; r < np; r++)
                 if (on_u)
                     memcpy(s->a + mypiv[r] * s->nloc + tc0, buf + r * nt, sizeof(double) * nt);

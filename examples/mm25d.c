@@ -43,10 +43,10 @@ static double a_entry(long r, long s) { return (double)(grid_hash(1, r, s) % 9) 
 static double b_entry(long r, long s) { return (double)(grid_hash(2, r, s) % 9) - 4.0; }
 
 /* one function per sub-communicator, so call sites name them */
-static void depth_bcast(double *buf, long n, MPI_Comm depth) { counted_bcast(buf, n, 0, depth); }
-static void row_bcast(double *buf, long n, int root, MPI_Comm row) { counted_bcast(buf, n, root, row); }
-static void col_bcast(double *buf, long n, int root, MPI_Comm col) { counted_bcast(buf, n, root, col); }
-static void depth_reduce(double *buf, long n, MPI_Comm depth) { counted_reduce(buf, n, 0, depth); }
+static GRID_SITE void depth_bcast(double *buf, long n, MPI_Comm depth) { GRID_BCAST(buf, n, 0, depth); }
+static GRID_SITE void row_bcast(double *buf, long n, int root, MPI_Comm row) { GRID_BCAST(buf, n, root, row); }
+static GRID_SITE void col_bcast(double *buf, long n, int root, MPI_Comm col) { GRID_BCAST(buf, n, root, col); }
+static GRID_SITE void depth_reduce(double *buf, long n, int me, MPI_Comm depth) { GRID_REDUCE(buf, n, 0, me, depth); }
 
 typedef struct {
     long n, mi, nj;          /* size; my block's rows and columns */
@@ -100,7 +100,7 @@ static void multiply(const grid25d *g, mm_state *s)
         k += w;
     }
     if (g->c > 1)
-        depth_reduce(s->c, s->mi * s->nj, g->depth);
+        depth_reduce(s->c, s->mi * s->nj, g->l, g->depth);
 }
 
 /* Rank 0 gathers C from layer 0 and compares it with a serial product; 1 if equal. */
