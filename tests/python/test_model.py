@@ -150,3 +150,19 @@ def test_cli_rejects_a_document_that_is_not_a_probe(tmp_path):
     bad.write_text(json.dumps({"schema": "caracal.probe/1", "mode": "pingpong"}))
     p = run_cli("model", "--probe", bad, "--coll", "bcast")
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and str(bad) in p.stderr, p.stderr
+
+
+def test_mm25d_words_by_hand():
+    from caracal.model import la25d
+    # n=13, p=8, c=2 (q=2): SUMMA 2*169/(2*2) = 84.5, replication + reduction 3*169/4 = 126.75
+    assert la25d.words_mm(13, 8, 2) == pytest.approx(211.25, **EXACT)
+    assert la25d.words_mm(9, 4, 1) == pytest.approx(81.0, **EXACT)
+    with pytest.raises(ValueError):
+        la25d.grid_side(8, 1)
+
+
+def test_scatter_allgather_bcast_by_hand():
+    # P=4, m=100: (2 + 3) x 2 + 2 x 3/4 x 100 x 0.5 = 10 + 75
+    assert F.bcast_scatter_allgather(H, 4, 100) == pytest.approx(85.0, **EXACT)
+    # reduce: (3 + 2) x 2 + 75 + 3/4 x 100 x 0.25 = 103.75
+    assert F.reduce_scatter_gather(H, C, 4, 100) == pytest.approx(103.75, **EXACT)

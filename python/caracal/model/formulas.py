@@ -176,3 +176,29 @@ def reduce_binomial_loggp(g: LogGP, c: Compute, P: int, m: float) -> float:
 def allreduce_rect(g: LogGP, c: Compute, P: int, m: float, d: int) -> float:
     """Rectangular reduction to a root, then rectangular multicast from it."""
     return reduce_rect(g, c, P, m, d) + bcast_rect(g, P, m, d)
+
+
+# ---- large-message trees used by dense linear algebra (van de Geijn's bcast) ----
+
+def bcast_scatter_allgather(h: Hockney, P: int, m: float) -> float:
+    """Binomial scatter of m/P pieces then ring allgather:
+    (ceil(log2 P) + P - 1) alpha + 2 (P-1)/P m beta."""
+    if P == 1:
+        return 0.0
+    return (rounds(P) + P - 1) * h.alpha + 2 * (P - 1) / P * m * h.beta
+
+
+def reduce_scatter_gather(h: Hockney, c: Compute, P: int, m: float) -> float:
+    """Ring reduce-scatter then binomial gather to the root:
+    (P - 1 + ceil(log2 P)) alpha + 2 (P-1)/P m beta + (P-1)/P m combine."""
+    if P == 1:
+        return 0.0
+    return (P - 1 + rounds(P)) * h.alpha + 2 * (P - 1) / P * m * h.beta + (P - 1) / P * m * c.combine_us_per_byte()
+
+
+def bcast_best(h: Hockney, P: int, m: float) -> float:
+    return min(bcast_knomial(h, P, m), bcast_scatter_allgather(h, P, m))
+
+
+def reduce_best(h: Hockney, c: Compute, P: int, m: float) -> float:
+    return min(reduce_knomial(h, c, P, m), reduce_scatter_gather(h, c, P, m))
