@@ -192,9 +192,10 @@ def _plot(args, rows, names, sizes):
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, len(sizes), figsize=(4.5 * len(sizes), 4), squeeze=False)
     for ax, m in zip(axes[0], sizes):
-        for name in names:
+        for i, name in enumerate(names):  # styles differ: equal models draw on top of each other
             pts = sorted((r["procs"], r["us"]) for r in rows if r["model"] == name and r["bytes"] == m)
-            ax.plot([p for p, _ in pts], [t for _, t in pts], marker="o", label=name)
+            ax.plot([p for p, _ in pts], [t for _, t in pts], marker="os^vD<>"[i % 7],
+                    linestyle=("-", "--", ":", "-.")[i % 4], label=name)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("ranks")
