@@ -29,7 +29,7 @@ GRIDS = [(4, 1), (4, 4), (8, 2), (16, 1), (16, 4)]   # (p, c): p/c a square, c i
 N_MM, N_LU, B_LU = 384, 384, 16
 # Assumed machine for the 16,384-rank model, from public Blue Gene/P figures: 13.6 GFLOP/s
 # peak per node (DGEMM at 85%), 425 MB/s per torus link direction, 3 us MPI latency; and
-# the source's scale of 16,384 nodes with our choice of n = 65,536.
+# the source's scale of 16,384 nodes with our choice of n = 32,768 and 65,536.
 BGP = {"alpha_us": 3.0, "MBps": 425.0, "gflops": 13.6 * 0.85, "n": 65536}
 
 
@@ -114,8 +114,8 @@ def model_16k(table):
     if here:
         machines.append(("this machine's shm fit and flop rate", here, one["mm25d"], one["lu25d"]))
     out = []
-    p, n = 16384, BGP["n"]
-    for name, h, fl_mm, fl_lu in machines:
+    p = 16384
+    for (name, h, fl_mm, fl_lu), n in [(m, n) for m in machines for n in (BGP["n"] // 2, BGP["n"])]:
         for c in (1, 4, 16):
             mm = la25d.time_mm(n, p, c, h, comb, fl_mm)
             lu = la25d.time_lu(n, p, c, h, comb, fl_lu)
@@ -159,12 +159,12 @@ def markdown(doc):
     L += ["", "## 16,384 ranks by the model", "",
           "python/caracal/model/la25d.py: the programs' schedules, each collective the cheaper of a "
           "binomial tree and scatter-allgather (reduce: reduce-scatter-gather), nothing overlapped, "
-          "n = 65,536. No simulation: the SimGrid backend (issue 19) can feed "
+          "n = 32,768 and 65,536 (our choice). No simulation: the SimGrid backend (issue 19) can feed "
           "`caracal.model.predict.compare` later.", "",
-          "| machine | c | MM total | MM comm | MM comm share | LU total | LU comm | words/rank MM |",
-          "|---|---|---|---|---|---|---|---|"]
+          "| machine | n | c | MM total | MM comm | MM comm share | LU total | LU comm | words/rank MM |",
+          "|---|---|---|---|---|---|---|---|---|"]
     for m in doc["model_16k"]:
-        L.append(f"| {m['machine']} | {m['c']} | {_fmt_s(m['mm']['total_s'])} | {_fmt_s(m['mm']['comm_s'])} | "
+        L.append(f"| {m['machine']} | {m['n']} | {m['c']} | {_fmt_s(m['mm']['total_s'])} | {_fmt_s(m['mm']['comm_s'])} | "
                  f"{m['mm']['comm_s'] / m['mm']['total_s']:.0%} | {_fmt_s(m['lu']['total_s'])} | "
                  f"{_fmt_s(m['lu']['comm_s'])} | {m['words_mm']:.3g} |")
     L.append("")
