@@ -70,6 +70,7 @@ def main():
     ap.add_argument("--launches", type=int, default=3)
     ap.add_argument("--n", type=int, default=384, help="matrix size of both programs (default 384)")
     ap.add_argument("--work", default="/tmp/caracal-la25d", help="where finished launches are kept")
+    ap.add_argument("--note", default="", help="a line for the table's header (how the run was taken)")
     a = ap.parse_args()
     N_MM = N_LU = a.n
     WORK = Path(a.work)
@@ -98,7 +99,7 @@ def main():
     big = model_16k(table)
     doc = {"schema": "caracal.la25d/1", "mpi": a.mpi, "machine": machine_description(),
            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "n_mm": N_MM, "n_lu": N_LU, "b_lu": B_LU,
-           "rows": table, "model_16k": big}
+           "rows": table, "model_16k": big, "note": a.note}
     write_results("la25d", doc, markdown(doc))
     plot(doc, ROOT / "bench" / "results" / "la25d.png")
 
@@ -136,7 +137,8 @@ def markdown(doc):
          "reduce counts its buffer on every member), `self` the program's own count (they must agree), "
          "`model` the schedule's formula (mm25d: 2n^2/(qc) + 3(n/q)^2 for c > 1; lu25d: leading terms "
          "n^2/sqrt(cp) + cn^2/p), `bound` n^2/sqrt(cp). Time: median of the launches, "
-         f"one multiplication or factorization each. mm25d n={doc['n_mm']}, lu25d n={doc['n_lu']} b={doc['b_lu']}.", "",
+         f"one multiplication or factorization each. mm25d n={doc['n_mm']}, lu25d n={doc['n_lu']} b={doc['b_lu']}.",
+         "", doc.get("note") or "", "",
          "| program | pivoting | p | c | grid | time (median; all) | GFLOP/s | words/rank profile | self | model | bound n^2/sqrt(cp) | words / 2D's | load avg | check |",
          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     base = {}
