@@ -61,10 +61,14 @@ def main():
     ap.add_argument("--mpi", default="openmpi")
     ap.add_argument("--procs", default="2,4,8")
     ap.add_argument("--reps", type=int, default=40)
+    ap.add_argument("--coll-json", metavar="FILE",
+                    help="compare with the p2p rows of a bench/coll/run.py result (no new launches)")
     ap.add_argument("--testbed", metavar="NAME", help="also the hierarchical schedules on this testbed's hosts")
     ap.add_argument("--testbed-procs", default="4,8", help="ranks on the testbed, 2 per host (default 4,8)")
     a = ap.parse_args()
     WORK.mkdir(exist_ok=True)
+    if a.coll_json:
+        return from_coll_json(a)
     loads = [uptime()]
     probes = []
     for mode in ("pingpong", "stream"):
@@ -112,6 +116,45 @@ def main():
                "o_us": NET_FIT.loggp.o, "o_source": NET_FIT.o_source, "fit_max_rel_err": NET_FIT.max_rel_err},
            "compute": {"gamma_per_us": comp.gamma, "mem_bw_bytes_per_us": comp.mem_bw}, "rows": rows}
     write_results(f"model-check-{a.mpi}", doc, markdown(doc))
+
+
+# bench/coll/run.py's p2p configuration on one node: knomial:2 trees on the node level, the
+# top level a single rank, so allreduce is a node reduce + node bcast and barrier a k-nomial
+# fan-in/fan-out: Caracal's hier schedules with node size = ranks
+COLL_P2P = {"bcast": "binomial", "reduce": "binomial", "allreduce": "hier", "barrier": "hier"}
+
+
+def from_coll_json(a):
+    """Model against the committed bench/results/coll.json p2p rows of library a.mpi."""
+    probe = WORK / f"probe-{a.mpi}-pingpong.json"
+    stream = WORK / f"probe-{a.mpi}-stream.json"
+    docs = {str(p): json.loads(p.read_text()) for p in (probe, stream) if p.exists()}
+    lv = fit.fit_levels(docs)["shm"]
+    comp = fit.measure_compute()
+    src = json.loads(Path(a.coll_json).read_text())
+    rows = []
+    for r in src["rows"]:
+        if r["lib"] != a.mpi or r["config"] != "p2p" or r["coll"] not in COLL_P2P:
+            continue
+        P = r["ranks"]
+        params = predict.Params(node=lv.hockney, top=lv.hockney, top_loggp=lv.loggp, compute=comp, node_size=P,
+                                torus_dims=None)
+        model = COLL_P2P[r["coll"]]
+        mod = next(m for m in predict.models(r["coll"], params) if m.name == model)
+        m = 0 if r["coll"] == "barrier" else r["bytes"]
+        pred = mod.time(P, m)
+        rows.append({"coll": r["coll"], "model": model, "rules": {"config": "p2p (bench/coll/run.py FORCE)"},
+                     "procs": P, "bytes": m, "level": "one node, " + ("bench/coll " + r.get("run", "")).strip(),
+                     "measured_us": r["caracal_us"], "p90_us": float("nan"), "model_us": pred,
+                     "rel_err": (pred - r["caracal_us"]) / r["caracal_us"]})
+    doc = {"schema": "caracal.model-check/1", "mpi": a.mpi, "machine": machine_description(),
+           "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "loadavg": [uptime()],
+           "measured_from": a.coll_json, "probe_created": [d.get("created") for d in docs.values()],
+           "fit": {"alpha_us": lv.hockney.alpha, "beta_us_per_byte": lv.hockney.beta, "L_us": lv.loggp.L,
+                   "o_us": lv.loggp.o, "o_source": lv.o_source, "fit_points": lv.points,
+                   "fit_max_rel_err": lv.max_rel_err},
+           "compute": {"gamma_per_us": comp.gamma, "mem_bw_bytes_per_us": comp.mem_bw}, "rows": rows}
+    write_results(f"model-check-coll-{a.mpi}", doc, markdown(doc))
 
 
 def testbed_rows(a, shm, comp, loads):
@@ -175,10 +218,16 @@ def markdown(doc):
            f"L {f['L_us']:.3f} us; the single line misses some probe points by up to "
            f"{f['fit_max_rel_err']:.0%}. Combine: {doc['compute']['gamma_per_us'] / 1e3:.2f} GFLOP/s, "
            f"{doc['compute']['mem_bw_bytes_per_us'] / 1e3:.1f} GB/s (numpy).", "",
-           "Measured: `caracal bench` (window-synchronised starts, slowest rank, median of the reps) with "
-           "Caracal's flat point-to-point algorithm forced (`CARACAL_NODE_SIZE=1` and the rule shown). "
-           "Error = (model - measured) / measured. Load average (1, 5, 15 min) at start and after each "
-           f"launch: {', '.join('/'.join(l) for l in doc['loadavg'][:1] + doc['loadavg'][-1:])} (first/last).", "",
+           (f"Measured: the p2p rows of `{doc['measured_from']}` (bench/coll/run.py: Caracal's forced "
+            "point-to-point trees on one node, each call between native barriers, slowest rank, median of "
+            "repeats; measured in an earlier session, not with this probe), against probes taken "
+            f"{', '.join(map(str, doc['probe_created']))}. Ranks above 2 are oversubscribed on 2 cores."
+            if doc.get("measured_from") else
+            "Measured: `caracal bench` (window-synchronised starts, slowest rank, median of the reps) with "
+            "Caracal's flat point-to-point algorithm forced (`CARACAL_NODE_SIZE=1` and the rule shown). "
+            "Ranks above 2 are oversubscribed on 2 cores.") +
+           " Error = (model - measured) / measured. Load average (1, 5, 15 min), first/last: "
+           f"{', '.join('/'.join(l) for l in doc['loadavg'][:1] + doc['loadavg'][-1:])}.", "",
            "| where | collective | algorithm (rule) | ranks | bytes | measured us (P90) | model us | error |",
            "|---|---|---|---|---|---|---|---|"]
     n = doc.get("net_fit")
@@ -190,7 +239,7 @@ def markdown(doc):
     for r in doc["rows"]:
         rule = ",".join(r["rules"].values())
         out.append(f"| {r.get('level', 'one node, flat')} | {r['coll']} | {r['model']} ({rule}) | {r['procs']} | {_size(r['bytes'])} | "
-                   f"{r['measured_us']:.2f} ({r['p90_us']:.2f}) | {r['model_us']:.2f} | {r['rel_err']:+.0%} |")
+                   f"{r['measured_us']:.2f} ({'-' if r['p90_us'] != r['p90_us'] else format(r['p90_us'], '.2f')}) | {r['model_us']:.2f} | {r['rel_err']:+.0%} |")
     errs = sorted(abs(r["rel_err"]) for r in doc["rows"])
     by_p = {}
     for r in doc["rows"]:

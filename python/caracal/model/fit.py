@@ -110,7 +110,9 @@ def fit_levels(docs: Dict[str, dict], size_range=(0, float("inf"))) -> Dict[str,
 def measure_compute(n: int = 1 << 17, trials: int = 7) -> Compute:
     """This machine's combine rates, the source's gamma and beta_mem, timed with numpy:
     gamma from an in-cache double addition (a += b on 1 MiB), memory bandwidth from a copy
-    of 64 MiB. Best of a few trials; a model input, not a benchmark."""
+    of 4 MiB (the last-level cache: collectives combine messages that were just received,
+    so DRAM bandwidth would overstate the cost). Best of a few trials; a model input, not a
+    benchmark."""
     import numpy as np
     a, b = np.ones(n), np.ones(n)
     best = float("inf")
@@ -119,10 +121,10 @@ def measure_compute(n: int = 1 << 17, trials: int = 7) -> Compute:
         np.add(a, b, out=a)
         best = min(best, time.perf_counter() - t0)
     gamma = n / (best * 1e6)
-    big = np.ones(8 << 20)
+    big = np.ones(1 << 19)
     dst = np.empty_like(big)
     best = float("inf")
-    for _ in range(3):
+    for _ in range(trials):
         t0 = time.perf_counter()
         np.copyto(dst, big)
         best = min(best, time.perf_counter() - t0)
