@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchlib import ROOT, machine_description, write_results
+from benchlib import ROOT, machine_description, median, write_results
 
 sys.path.insert(0, str(ROOT / "python"))
 from caracal.model import fit, formulas as F, predict  # noqa: E402
@@ -132,21 +132,24 @@ def from_coll_json(a):
     lv = fit.fit_levels(docs)["shm"]
     comp = fit.measure_compute()
     src = json.loads(Path(a.coll_json).read_text())
-    rows = []
+    cells = {}  # repeated runs of one cell (the 2-rank rows) pooled by their median
     for r in src["rows"]:
-        if r["lib"] != a.mpi or r["config"] != "p2p" or r["coll"] not in COLL_P2P:
-            continue
-        P = r["ranks"]
+        if r["lib"] == a.mpi and r["config"] == "p2p" and r["coll"] in COLL_P2P:
+            cells.setdefault((r["coll"], r["ranks"], r["bytes"], r.get("run", "")), []).append(r["caracal_us"])
+    rows = []
+    for (coll, P, nbytes, run), times in cells.items():
         params = predict.Params(node=lv.hockney, top=lv.hockney, top_loggp=lv.loggp, compute=comp, node_size=P,
                                 torus_dims=None)
-        model = COLL_P2P[r["coll"]]
-        mod = next(m for m in predict.models(r["coll"], params) if m.name == model)
-        m = 0 if r["coll"] == "barrier" else r["bytes"]
+        model = COLL_P2P[coll]
+        mod = next(m for m in predict.models(coll, params) if m.name == model)
+        m = 0 if coll == "barrier" else nbytes
         pred = mod.time(P, m)
-        rows.append({"coll": r["coll"], "model": model, "rules": {"config": "p2p (bench/coll/run.py FORCE)"},
-                     "procs": P, "bytes": m, "level": "one node, " + ("bench/coll " + r.get("run", "")).strip(),
-                     "measured_us": r["caracal_us"], "p90_us": float("nan"), "model_us": pred,
-                     "rel_err": (pred - r["caracal_us"]) / r["caracal_us"]})
+        meas = median(times)
+        rows.append({"coll": coll, "model": model, "rules": {"config": "p2p (bench/coll/run.py FORCE)"},
+                     "procs": P, "bytes": m, "level": f"one node, bench/coll {run} x{len(times)}".strip(),
+                     "measured_us": meas, "p90_us": float("nan"), "model_us": pred,
+                     "rel_err": (pred - meas) / meas})
+    rows.sort(key=lambda r: (r["procs"], r["coll"], r["bytes"]))
     doc = {"schema": "caracal.model-check/1", "mpi": a.mpi, "machine": machine_description(),
            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "loadavg": [uptime()],
            "measured_from": a.coll_json, "probe_created": [d.get("created") for d in docs.values()],
