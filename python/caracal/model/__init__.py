@@ -1,0 +1,1 @@
+"""Performance models of collectives (caracal model): fit, formulas, predictions."""
