@@ -10,7 +10,7 @@ import os
 import shlex
 from typing import List, Optional
 
-from .. import __version__
+from .. import __version__, schema
 from ..profile import rank_entries
 from ..tool_run import machine, now_iso
 from . import apprun, collective, general, library, mapping, measure, p2p
@@ -54,13 +54,20 @@ def advise(doc: dict, path: str, topo: Optional[dict] = None, topo_path: str = "
         _commands(e, doc, lib)
     for i, e in enumerate(entries):
         e["id"] = f"A{i + 1}"
-    return {"schema": SCHEMA, "caracal_version": __version__, "created": now_iso(),
+    doc = {"schema": SCHEMA, "caracal_version": __version__, "created": now_iso(),
             "profile": str(path), "program": doc.get("program"), "argv": doc.get("argv", []),
             "nranks": doc["nranks"], "mpi_library": doc.get("mpi_library", ""),
             "library": {"kind": lib.kind, "version": lib.version, "installed": lib.installed},
             "measured": bool(do_measure and measurable),
             "machine": dict(machine(), load=round(os.getloadavg()[0], 2)),
             "notes": notes, "advice": entries}
+    check(doc)
+    return doc
+
+
+def check(adv: dict) -> None:
+    """``adv`` against schemas/advice-1.json (a violation is a bug of ours, not bad input)."""
+    schema.check(adv, schema.load("advice-1.json"))
 
 
 def _measure(e: dict, doc, lib, do_measure: bool, log) -> None:

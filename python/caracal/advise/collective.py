@@ -6,7 +6,9 @@ with its exact settings.
 The root pattern decides how the replay calls: `rotate` (a new root on every call) where
 most consecutive calls change root; `b2b` (back to back) where the calls follow each
 other with little else between them (the call's own time is most of the run); else
-`barrier` (calls separated, as calls with computation between them are)."""
+`barrier` (calls separated, as calls with computation between them are). Back to back
+would credit pipelined algorithms with an overlap of consecutive calls that computation
+between the calls does not allow."""
 from typing import List, Optional
 
 from . import library, measure
@@ -15,7 +17,7 @@ from ..profile import rank_entries
 
 HEAVY_SHARE = 0.05      # a collective with at least this share of all MPI time
 ROTATE_SHARE = 0.5      # root changes per rooted call above which the replay rotates the root
-B2B_SHARE = 0.5         # the call's time per rank above this share of the run: back to back
+B2B_SHARE = 0.5         # a call lasting this share of the mean interval between calls: back to back
 MAX_SIZES = 3
 MIN_SITE_CALLS = 0.05  # sites with fewer of the collective's calls do not set the replayed sizes
 ROOTED = ("MPI_Bcast", "MPI_Reduce", "MPI_Gather", "MPI_Gatherv", "MPI_Scatter", "MPI_Scatterv")
@@ -58,7 +60,9 @@ def heavy(doc, mpi_total: float) -> List[dict]:
         changes = c.get("root_change_calls", 0) / max(1, c["calls"])
         if c["call"] in ROOTED and changes >= ROTATE_SHARE:
             pattern = "rotate"
-        elif run > 0 and t / n >= B2B_SHARE * run:
+        elif run > 0 and c["count"] and (t / max(1, c["calls"])) >= B2B_SHARE * run / c["count"]:
+            # each call takes at least half of the mean interval between calls: they follow
+            # each other closely
             pattern = "b2b"
         else:
             pattern = "barrier"
