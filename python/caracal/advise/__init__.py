@@ -25,8 +25,9 @@ def mpi_time(doc) -> float:
 
 
 def advise(doc: dict, path: str, topo: Optional[dict] = None, topo_path: str = "",
-           do_measure: bool = True, log=None) -> dict:
-    """The advice document for profile ``doc``. ``log(line)`` hears about each measurement."""
+           do_measure: bool = True, log=None, measure_p2p: bool = True) -> dict:
+    """The advice document for profile ``doc``. ``log(line)`` hears about each measurement.
+    measure_p2p=False leaves protocol advice unmeasured (tune-app measures it in the program)."""
     lib = library.identify(doc.get("mpi_library", ""))
     total = mpi_time(doc)
     entries: List[dict] = []
@@ -50,7 +51,7 @@ def advise(doc: dict, path: str, topo: Optional[dict] = None, topo_path: str = "
     elif lib.kind != "unknown" and not lib.installed:
         notes.append(f"{lib.kind} {lib.version} is not installed here: its advice cannot be measured or verified")
     for e in entries:
-        _measure(e, doc, lib, do_measure and measurable, log)
+        _measure(e, doc, lib, do_measure and measurable and (measure_p2p or e["area"] != "p2p"), log)
         _commands(e, doc, lib)
     for i, e in enumerate(entries):
         e["id"] = f"A{i + 1}"

@@ -58,8 +58,8 @@ def imbalance(doc, ranks) -> List[dict]:
     busiest = min(range(len(ranks)), key=lambda i: t[i])
     return [{"area": "general", "rule": "load-imbalance",
              "title": f"load imbalance: MPI time varies by {spread:.3g} s across ranks (CoV {cov:.2f}, "
-                      f"{100 * spread / run:.0f}% of the run); rank {ranks[busiest]['rank']} computes longest and "
-                      f"the others wait in " + ", ".join(where(s) for s in absorbing),
+                      f"{100 * spread / run:.0f}% of the run); rank {ranks[busiest]['rank']} spends the least time in MPI "
+                      f"(the others wait for it), the waiting is in " + ", ".join(where(s) for s in absorbing),
              "sites": [site_ref(s) for s in absorbing],
              "details": {"cov": round(cov, 3), "spread_s": round(spread, 6), "run_s": round(run, 6),
                          "time_mpi": [round(x, 6) for x in t]},
