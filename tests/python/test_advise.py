@@ -315,3 +315,50 @@ def test_report_section_hook():
     (t,) = adv_mod.report_section(doc)
     assert t.key == "advice" and t.rows and all(r[2] == "FROM THE PROFILE" for r in t.rows)
     assert "general advice only" in t.note
+
+
+# ---- caracal run --settings, caracal tune-app ----------------------------------------------
+def test_run_settings_file(cli, tmp_path, mpi):
+    """A settings file reaches every rank (CARACAL_PROFILE_RESOLVE=0: no file/line in the
+    profile), and --env wins over it."""
+    from conftest import BUILDS
+    s = tmp_path / "settings.env"
+    s.write_text("# kept by a test\n\nCARACAL_PROFILE_RESOLVE=0\n")
+    prog = BUILDS[mpi] / "bin" / "records"
+    for extra, resolved in (([], False), (["--env", "CARACAL_PROFILE_RESOLVE=1"], True)):
+        out = tmp_path / f"p{int(resolved)}.json"
+        cli("run", "--mpi", mpi, "-n", 2, "--settings", s, "--profile", out, *extra, "--", prog, "-n", 5, check=True)
+        sites = json.loads(out.read_text())["callsites"]
+        assert any(x["file"] for x in sites) == resolved
+    s.write_text("OK=1\nnot a setting\n")
+    r = cli("run", "--mpi", mpi, "-n", 2, "--settings", s, "--", prog)
+    assert r.returncode == 2 and "line 2 is not NAME=VALUE" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_tune_app_loop(cli, tmp_path, mpi):
+    """The loop on records with 128 KiB records: the eager setting is tried alone in the
+    program, interleaved with the baseline; the kept settings are exactly the winning
+    variant's (or none), and every verdict follows from the recorded times."""
+    import statistics
+    from conftest import BUILDS
+    out = tmp_path / "ta"
+    p = cli("tune-app", "--mpi", mpi, "-n", 2, "--repeats", 3, "--out", out, "--",
+            BUILDS[mpi] / "bin" / "records", "-n", 20, timeout=600)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads((out / "tune-app.json").read_text())
+    assert "A1" in doc["variants"] and any("eager" in k.lower() or "CELL_SIZE" in k for k in doc["variants"]["A1"])
+    base = doc["times"]["baseline"]
+    assert len(base) == 3
+    for name, r in doc["results"].items():
+        t = doc["times"][name]
+        assert len(t) == 3 and r["suggested"] == round(statistics.median(t), 5)
+        assert r["gain_percent"] == round(100 * (1 - statistics.median(t) / statistics.median(base)), 1)
+    env = dict(line.split("=", 1) for line in (out / "settings.env").read_text().splitlines()
+               if line and not line.startswith("#"))
+    if doc["kept"]:
+        assert doc["results"][doc["kept"]]["wins"] and env == doc["variants"][doc["kept"]]
+    else:
+        assert env == {} and not any(r["wins"] for r in doc["results"].values())
+    assert "dropped" in (out / "tune-app.md").read_text() or doc["kept"]
+    r = cli("tune-app", "--mpi", mpi, "--out", out, "--", BUILDS[mpi] / "bin" / "records")
+    assert r.returncode == 2 and "exists" in r.stderr

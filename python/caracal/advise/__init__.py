@@ -101,13 +101,27 @@ def _measure(e: dict, doc, lib, do_measure: bool, log) -> None:
         elif e["area"] == "collective":
             if log:
                 log(f"replaying {e['collective']} on {e['comm_size']} ranks, sizes {e['sizes']}, {e['pattern']}")
-            rows = measure.collective(lib.installed, e["collective"], e["comm_size"], e["sizes"], e["pattern"])
+            rows = measure.collective(lib.installed, e["collective"], e["comm_size"], e["sizes"], e["pattern"],
+                                      node_size=node_size(doc) if e["comm_size"] == doc["nranks"] else 0)
             collective.apply_measurement(e, lib, rows)
             e["status"] = "measured"
             e.setdefault("verdict", "recommended" if e["gain"]["wins"] else "keep")
     except (measure.MeasureError, Exception) as x:  # a failed measurement leaves the advice unmeasured
         e["status"], e["verdict"] = "unmeasured", "advice"
         e["gain"] = {"measured": False, "method": f"measurement failed: {str(x).splitlines()[0][:200]}"}
+
+
+def node_size(doc) -> int:
+    """Ranks per host of a profile spread over several hosts with the same number on each (the
+    replay on this one host then treats every that many consecutive ranks as a host:
+    CARACAL_NODE_SIZE); 0 for one host or uneven hosts."""
+    hosts = [r.get("host") for r in doc["ranks"]]
+    per = {h: hosts.count(h) for h in hosts}
+    if len(per) < 2 or len(set(per.values())) != 1:
+        return 0
+    k = next(iter(per.values()))
+    blocks = all(len({hosts[i] for i in range(b, b + k)}) == 1 for b in range(0, len(hosts), k))
+    return k if blocks else 0
 
 
 def _measure_p2p(e, doc, lib, log) -> dict:
