@@ -362,3 +362,14 @@ def test_tune_app_loop(cli, tmp_path, mpi):
     assert "dropped" in (out / "tune-app.md").read_text() or doc["kept"]
     r = cli("tune-app", "--mpi", mpi, "--out", out, "--", BUILDS[mpi] / "bin" / "records")
     assert r.returncode == 2 and "exists" in r.stderr
+
+
+def test_html_page(cli, tmp_path):
+    doc = profile(lib="Vendor <b>MPI</b>", time_mpi=[0.1, 2.0], time_total=[4.0, 4.0],
+                  sites=[site("MPI_Barrier", 2, 0, 2.0, per_rank_time=[0.05, 1.95])])
+    prof = write(tmp_path, doc)
+    out = tmp_path / "a.html"
+    cli("advise", prof, "--no-measure", "--html", out, check=True)
+    page = out.read_text()
+    assert "<b>MPI</b>" not in page and "&lt;b&gt;MPI&lt;/b&gt;" in page  # escaped
+    assert page.count("<h3>[A") == 2 and "load imbalance" in page  # imbalance + dominant site

@@ -83,9 +83,17 @@ def tables(doc: dict) -> List[Table]:
 
 
 def html(doc: dict) -> str:
-    import html as h
-    parts = [f"<!doctype html><meta charset=utf-8><title>caracal advise: {h.escape(str(doc['program']))}</title>",
-             "<style>body{font-family:sans-serif;max-width:70em;margin:auto}pre{white-space:pre-wrap}</style>",
-             f"<h1>caracal advise: {h.escape(str(doc['program']))}</h1>",
-             f"<pre>{h.escape(text(doc))}</pre>"]
-    return "\n".join(parts) + "\n"
+    """One self-contained page (templates/advice.html.j2, escaped): per entry the same lines
+    as the text."""
+    from ..report_html import page
+    lines = text(doc).splitlines()
+    details, cur = {}, None
+    for ln in lines:
+        if ln.startswith("[A") and "]" in ln:
+            cur = ln[1:ln.index("]")]
+            details[cur] = []
+        elif cur and ln.startswith("    "):
+            details[cur].append(ln.strip())
+    return page("advice.html.j2", title=f"caracal advise: {doc['program']}", doc=doc,
+                areas=list(AREA_TITLE.items()), labels=LABEL,
+                details={k: "\n".join(v) for k, v in details.items()})
