@@ -63,10 +63,11 @@ def run(args):
     adv = advise(doc, args.profile, topo, args.topology or "", do_measure=args.measure, log=log)
     if probe is not None:
         probe_evidence.attach(adv, probe, args.probe)
+    if args.json:
+        _write_files(adv, args.json)
     sys.stdout.write(render.text(adv))
     if args.json:
         write_json(args.json, adv)
-        _write_files(adv, args.json)
         print(f"caracal advise: wrote {args.json}", file=sys.stderr)
     if args.html:
         Path(args.html).write_text(render.html(adv))
@@ -80,4 +81,5 @@ def _write_files(adv, json_out):
         for kind, text in (e.get("files") or {}).items():
             path = Path(json_out).with_suffix(f".{kind}")
             path.write_text(text)
-            e.setdefault("written", {})[kind] = str(path)
+            for lib, cmd in (e.get("commands") or {}).items():  # the placeholders become the file
+                e["commands"][lib] = cmd.replace(kind.upper(), str(path))
