@@ -373,3 +373,15 @@ def test_html_page(cli, tmp_path):
     page = out.read_text()
     assert "<b>MPI</b>" not in page and "&lt;b&gt;MPI&lt;/b&gt;" in page  # escaped
     assert page.count("<h3>[A") == 2 and "load imbalance" in page  # imbalance + dominant site
+
+
+@pytest.mark.skipif(not shutil.which("ompi_info"), reason="Open MPI is not installed")
+def test_probe_evidence(cli, tmp_path):
+    """--probe: the probe's latencies at the measured sizes on either side of the advised size."""
+    pr = tmp_path / "probe.json"
+    pts = [{"size": s, "latency_us_median": float(s) / 1000} for s in (4096, 65536, 262144)]
+    pr.write_text(json.dumps({"schema": "caracal.probe/1", "mode": "pingpong", "mpi_library": OMPI, "points": pts}))
+    a, out = advice(cli, tmp_path, profile(sites=[site("MPI_Send", 1000, 131072, 0.5)]), "--probe", pr)
+    (e,) = [e for e in a["advice"] if e["area"] == "p2p"]
+    assert [p["size"] for p in e["probe"]["points"]] == [65536, 262144]
+    assert "probe: 65536 bytes take 65.536 us" in out
