@@ -169,6 +169,11 @@ def test_collective_patterns(cli, tmp_path):
     a, _ = advice(cli, tmp_path, doc)
     (e,) = [e for e in a["advice"] if e["area"] == "collective"]
     assert e["pattern"] == "barrier"
+    # ... also when a rare call (a final check, 2 calls absorbing 9 s of waiting) sits beside them
+    doc["callsites"].append(site("MPI_Bcast", 2, 8, 9.0, line=99))
+    a, _ = advice(cli, tmp_path, doc)
+    (e,) = [e for e in a["advice"] if e["area"] == "collective"]
+    assert e["pattern"] == "barrier" and e["sizes"] == [4096]
     # the calls are the run (8 of 10 s): back to back
     doc = profile(sites=[site("MPI_Allreduce", 2000, 64, 16.0)], time_mpi=[8.0, 8.0],
                   collectives=[{"call": "MPI_Allreduce", "comm_size": 2, "count": 1000, "bytes": 128000, "roots": {},

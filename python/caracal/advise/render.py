@@ -6,6 +6,8 @@ from ..report_tables import Table
 
 LABEL = {"measured": "MEASURED", "unmeasured": "UNMEASURED", "unverified": "UNVERIFIED",
          "predicted": "PREDICTED (model)", "observed": "FROM THE PROFILE"}
+PATTERN = {"b2b": "back to back", "rotate": "back to back, a new root each call",
+           "barrier": "one at a time, a barrier before each"}
 AREA_TITLE = {"p2p": "Point-to-point protocol", "collective": "Collective algorithm", "mapping": "Mapping",
               "general": "General"}
 
@@ -48,7 +50,8 @@ def text(doc: dict) -> str:
             for s in e.get("sites", [])[:5]:
                 out.append(f"    site: {_site(s)}")
             if e.get("sizes") is not None and area != "general":
-                out.append(f"    sizes: {', '.join(map(str, e['sizes']))} bytes")
+                out.append(f"    sizes: {', '.join(map(str, e['sizes']))} bytes"
+                           + (f"; replayed as {e['pattern']} (calls {PATTERN[e['pattern']]})" if e.get("pattern") else ""))
             if e.get("knob"):
                 out.append(f"    setting: {e['knob']}: current {e.get('current')}, suggested {e.get('suggested')}")
             if area != "general":
