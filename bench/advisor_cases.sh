@@ -10,10 +10,10 @@ PY=${PYTHON:-/work/main/.venv/bin/python}
 export PYTHONPATH="$PWD/python" OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 REPEATS=${REPEATS:-7}
 LOCK="flock /work/bench.lock"
-if [ -n "$ONE_HOLD" ] && [ -z "$HOLDING" ]; then
+if [ -n "${ONE_HOLD:-}" ] && [ -z "${HOLDING:-}" ]; then
     exec flock /work/bench.lock env HOLDING=1 timeout 590 sh "$0" "$@"
 fi
-[ -n "$HOLDING" ] && LOCK=""
+[ -n "${HOLDING:-}" ] && LOCK=""
 run() {  # name mpi build program args...
     name=$1 mpi=$2 build=$3; shift 3
     out=bench/results/advisor-$name
