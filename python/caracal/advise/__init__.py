@@ -11,6 +11,7 @@ import shlex
 from typing import List, Optional
 
 from .. import __version__, schema
+from ..errors import UsageError
 from ..profile import rank_entries
 from ..tool_run import machine, now_iso
 from . import apprun, collective, general, library, mapping, measure, p2p
@@ -106,9 +107,12 @@ def _measure(e: dict, doc, lib, do_measure: bool, log) -> None:
             collective.apply_measurement(e, lib, rows)
             e["status"] = "measured"
             e.setdefault("verdict", "recommended" if e["gain"]["wins"] else "keep")
-    except (measure.MeasureError, Exception) as x:  # a failed measurement leaves the advice unmeasured
+    except (RuntimeError, UsageError, OSError, ValueError) as x:
+        # a launch that failed or timed out (MeasureError, RunError), a library that cannot
+        # list its algorithms: the advice stays, labelled unmeasured, with the reason
         e["status"], e["verdict"] = "unmeasured", "advice"
-        e["gain"] = {"measured": False, "method": f"measurement failed: {str(x).splitlines()[0][:200]}"}
+        why = (str(x).splitlines() or [type(x).__name__])[0][:200]
+        e["gain"] = {"measured": False, "method": f"measurement failed: {why}"}
 
 
 def node_size(doc) -> int:
