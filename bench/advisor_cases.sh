@@ -3,7 +3,8 @@
 # asp (collective advice) on Open MPI and MPICH, each case under the bench lock (one timing
 # run at a time on the shared machine), results into bench/results/advisor-<case>-<mpi>/.
 # Usage: sh bench/advisor_cases.sh [CASE ...]   (cases: records-openmpi records-mpich asp-openmpi asp-mpich)
-# ONE_HOLD=1: all the given cases in one hold of the lock (at most 590 s in all; BUDGET per case)
+# ONE_HOLD=1: all the given cases in one hold of the lock (at most 590 s in all; BUDGET per case,
+# RECORDS_OPS / RECORDS_OPS_MPICH: operations per rank of records)
 set -u
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-/work/main/.venv/bin/python}
