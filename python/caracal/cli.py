@@ -20,6 +20,8 @@ COMMANDS = [
     "probe",
     "bench",
     "tune",
+    "advise",
+    "tune_app",
     "nodemap",
     "map",
     "info",

@@ -4,6 +4,7 @@ installed with `pip install .` into a fresh virtual environment finds an install
 through its prefix, with no build tree. The C side of installation (layout, find_package,
 pkg-config, modulefile, make dist) is tests/install (ctest)."""
 import argparse
+import importlib
 import json
 import os
 import shutil
@@ -63,9 +64,11 @@ def test_library_version_symbol_agrees(mpi, cli):
 def test_man_pages_are_the_cli_help(tmp_path):
     assert gen_manpages.main(["gen_manpages.py", str(tmp_path)]) == 0
     pages = {p.name: p.read_text() for p in tmp_path.iterdir()}
-    assert {"caracal.1", *(f"caracal-{c}.1" for c in COMMANDS)} <= set(pages)
+    # a command's name is its module's NAME (module tune_app is `caracal tune-app`)
+    names = [importlib.import_module(f"caracal.commands.{m}").NAME for m in COMMANDS]
+    assert {"caracal.1", *(f"caracal-{c}.1" for c in names)} <= set(pages)
     subparsers = next(a for a in build_parser()._actions if a.dest == "command").choices
-    for name in COMMANDS:
+    for name in names:
         text = pages[f"caracal-{name}.1"]
         assert text.startswith(f".TH CARACAL-{name.upper()} 1 \"\" \"caracal {VERSION}\"")
         for action in subparsers[name]._actions:  # every option of the parser is on its page

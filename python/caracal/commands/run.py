@@ -40,6 +40,7 @@ Examples:
   caracal run -n 4 --mpiexec-args --mca btl self,vader -- ./app
   caracal run -n 4 --mpi mpich --profile halo.json -- build-mpich/bin/halo
   caracal run -n 4 --tuned caracal-tune -- ./app      # the selection `caracal tune` measured here
+  caracal run -n 2 --settings tuned/settings.env -- ./app   # what `caracal tune-app` kept
 """
 
 
@@ -71,6 +72,8 @@ def add_arguments(p):
     p.add_argument("--no-profile", action="store_true", help="run with Caracal but without the profiler")
     p.add_argument("--env", action="append", default=[], metavar="VAR=VALUE",
                    help="set an environment variable in every rank (repeatable)")
+    p.add_argument("--settings", metavar="FILE",
+                   help="VAR=VALUE lines set in every rank (what `caracal tune-app` keeps); --env wins over them")
     p.add_argument("--tuned", metavar="DIR",
                    help="use what `caracal tune --out DIR` wrote: its rules (CARACAL_RULES) and, where one of "
                         "the library's own algorithms won, the library's tuning file")
@@ -163,6 +166,9 @@ def run(args):
     env = {"LD_PRELOAD": str(lib)}
     if args.tuned:
         env.update(tuned_env(family, args.tuned))
+    if args.settings:
+        from .. import settings_file
+        env.update(settings_file.read(args.settings))
     env = rank_env(args, env)
     lenv = launch_env(args)
     place = frontend.Placement(family, args.hostfile, args.rankfile, args.mpiexec_args, {**lenv, **env})

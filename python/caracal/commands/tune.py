@@ -196,6 +196,8 @@ def run_launch(args, np, coll, cands, env):
     exe = paths.program(args.mpi, "caracal-tune-bench")
     argv = [str(exe), coll, "--sizes", ",".join(map(str, args.size_list if coll != "barrier" else [0])),
             "--cands", ",".join(cands), "--reps", str(args.reps)]
+    if getattr(args, "pattern", None):  # caracal advise replays an application's call pattern
+        argv += ["--pattern", args.pattern]
     import subprocess
     if getattr(args, "testbed", None):
         # through `caracal testbed run`: hostfile, launcher agent, yielding and MPICH's finalize fix
