@@ -21,9 +21,9 @@ foreach(spec "4;4" "2x2;4" "2x3;6" "3x3;9" "2x2x2;8")
                    PRELOAD ENV ${_rect_rules})
 endforeach()
 # the log names the schedule and the torus; a rule passed over says why
-caracal_mpi_test(NAME rect_log_np4 NP 4 COMMAND $<TARGET_FILE:test_rect> 2x2 small PRELOAD
+caracal_mpi_test(NAME rect_log_np4 NP 4 COMMAND $<TARGET_FILE:test_rect> 2x2 brief PRELOAD
                  ENV ${_rect_rules} CARACAL_LOG=algo CARACAL_LOG_RANKS=all
                  EXPECT_LOG each "bcast rect bytes=4 ranks=4 torus=2x2 trees=4")
-caracal_mpi_test(NAME rect_log_passed_over_np4 NP 4 COMMAND $<TARGET_FILE:test_rect> 2x2 small PRELOAD
+caracal_mpi_test(NAME rect_log_passed_over_np4 NP 4 COMMAND $<TARGET_FILE:test_rect> 2x2 brief PRELOAD
                  ENV ${_rect_rules} CARACAL_LOG=algo CARACAL_LOG_RANKS=all
                  EXPECT_LOG each "reduce rect passed over: a non-commutative operator (each tree combines in its own order)")

@@ -11,7 +11,8 @@
  * Datatypes: int, double, char, and for bcast a strided int (extent two ints: the gaps must
  * stay untouched; Open MPI's reductions refuse predefined operators on derived types); counts 0, 1, odd, 2d - 1, a few segments per tree; every root; blocking,
  * nonblocking and (MPI-4 libraries) persistent; MPI_IN_PLACE at the root and in allreduce.
- * "small" (MPICH, which busy-polls when oversubscribed): the largest count only from two roots. */
+ * "small" (MPICH, which busy-polls when oversubscribed): the largest count only from two roots;
+ * "brief" (the log tests): root 0 and the four smallest counts. */
 #include <dlfcn.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -228,6 +229,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < nd; k++)
         prod *= dims[k], d2 += dims[k] > 1 ? 2 : 0;
     small = argc > 2 && !strcmp(argv[2], "small");
+    int brief = argc > 2 && !strcmp(argv[2], "brief"); /* the log tests: root 0, the first four counts */
     if (prod != n) {
         if (!me)
             fprintf(stderr, "test_rect: %s has %d nodes, the job %d ranks\n", argv[1], prod, n);
@@ -250,7 +252,9 @@ int main(int argc, char **argv)
     int counts[] = {0, 1, 7, d2 > 1 ? d2 - 1 : 3, 1001, big};
     int ncounts = sizeof counts / sizeof *counts, seed = 0;
     where = "torus";
-    for (int root = 0; root < n; root++)
+    if (brief)
+        ncounts = 4;
+    for (int root = 0; root < (brief ? 1 : n); root++)
         for (int c = 0; c < ncounts; c++) {
             if (counts[c] == big && small && root != 0 && root != n - 1)
                 continue;
