@@ -15,6 +15,7 @@
 #include "coll/select.h"
 #include "coll/call.h"
 #include "coll/starts.h"
+#include "coll/rect/rect.h"
 #include "config.h"
 #include "dtype.h"
 #include "log.h"
@@ -146,22 +147,49 @@ int caracal_coll_applies(caracal_coll c, int blocking, MPI_Comm comm, size_t byt
             caracal_log("algo", "%s native (nonblocking, no hierarchy yet)", caracal_coll_names[c]);
         return 0;
     }
-    if (choice->top.shm) {
-        /* comm rule `shm`: only where the whole communicator is one shared-memory group (the
-         * hierarchy and the segment's setup are agreed by every rank), and only for operators
-         * the shm steps combine (non-commutative ones would run flat point-to-point) */
-        int commute = 1;
-        /* (the shm rows of reduce_scatter, scan, exscan combine in rank order: any operator) */
-        if ((c == CARACAL_REDUCE || c == CARACAL_ALLREDUCE) && op != MPI_OP_NULL)
-            PMPI_Op_commutative(op, &commute);
-        /* elsewhere the next matching rule applies (a node-level schedule for a communicator
-         * spanning nodes, or native): every rank sees the same hierarchy, segment and operator */
-        int usable = slots_optional(c) ? caracal_shm_usable_bytes(*h, 0, bytes) : caracal_shm_slots_usable(*h, 0);
-        if (((*h)->nlevels != 1 || !usable || !commute) &&
-            !caracal_select_without_shm(c, size, bytes, choice))
-            goto native;
+    for (int skip = 0;;) { /* comm rules that cannot run this call pass to the next matching one */
+        if (!(skip & CARACAL_SKIP_RECT) && !strcmp(choice->top.alg, "rect")) {
+            /* comm rule `rect`: only on a periodic Cartesian communicator (the topology is the
+             * same on every rank), and for reduce/allreduce only with a commutative operator */
+            const char *why = caracal_rect_unusable(comm, c == CARACAL_REDUCE || c == CARACAL_ALLREDUCE ? op : MPI_OP_NULL);
+            if (why) {
+                skip |= CARACAL_SKIP_RECT;
+                if (log_algo)
+                    caracal_log("algo", "%s rect passed over: %s", caracal_coll_names[c], why);
+                if (!caracal_select_skipping(c, size, bytes, skip, choice))
+                    goto native;
+                continue;
+            }
+        }
+        if (!(skip & CARACAL_SKIP_SHM) && choice->top.shm) {
+            /* comm rule `shm`: only where the whole communicator is one shared-memory group (the
+             * hierarchy and the segment's setup are agreed by every rank), and only for operators
+             * the shm steps combine (non-commutative ones would run flat point-to-point) */
+            int commute = 1;
+            /* (the shm rows of reduce_scatter, scan, exscan combine in rank order: any operator) */
+            if ((c == CARACAL_REDUCE || c == CARACAL_ALLREDUCE) && op != MPI_OP_NULL)
+                PMPI_Op_commutative(op, &commute);
+            /* elsewhere the next matching rule applies (a node-level schedule for a communicator
+             * spanning nodes, or native): every rank sees the same hierarchy, segment and operator */
+            int usable = slots_optional(c) ? caracal_shm_usable_bytes(*h, 0, bytes) : caracal_shm_slots_usable(*h, 0);
+            if ((*h)->nlevels != 1 || !usable || !commute) {
+                skip |= CARACAL_SKIP_SHM;
+                if (!caracal_select_skipping(c, size, bytes, skip, choice))
+                    goto native;
+                continue;
+            }
+        }
+        break;
     }
-    if (log_algo) { /* the schedule, and the primitive of each level */
+    if (log_algo && !strcmp(choice->top.alg, "rect")) { /* the torus and its trees */
+        const char *why;
+        const caracal_torus *t = caracal_rect_torus(comm, &why);
+        char dims[96] = "";
+        for (int k = 0, len = 0; t && k < t->d && len < (int)sizeof dims; k++)
+            len += snprintf(dims + len, sizeof dims - len, k ? "x%d" : "%d", t->n[k]);
+        caracal_log("algo", "%s rect bytes=%zu ranks=%d torus=%s trees=%d", caracal_coll_names[c], choice->bytes, size,
+                    dims, t ? caracal_rect_ntrees(t) : 0);
+    } else if (log_algo) { /* the schedule, and the primitive of each level */
         char param[16] = "", levels[160] = "";
         if (choice->top.param)
             snprintf(param, sizeof param, ":%d", choice->top.param);
@@ -212,6 +240,8 @@ static int shm_now(caracal_hier *h, const caracal_choice *ch, int kind, const vo
     if (!h->shm || h->nlevels != 1 || caracal_active_requests)
         return 0;
     int c = ch->coll;
+    if (ch->top.alg[0] == 'r' && !strcmp(ch->top.alg, "rect"))
+        return 0; /* the comm rule is the rectangular schedule, whatever the node level's rule says */
     if (node_rule[c].serial != h->serial || node_rule[c].bytes != ch->bytes ||
         node_rule[c].generation != caracal_select_generation) {
         node_rule[c].serial = h->serial;
@@ -248,6 +278,15 @@ static caracal_task *guarded(int kind, const caracal_ml_args *a, const void *src
                              MPI_Datatype dt, MPI_Op op, int root, int *oom)
 {
     caracal_task *volatile t = NULL;
+    if (kind != 5 && !strcmp(a->choice->top.alg, "rect")) { /* coll/rect/: the steps programs of tori */
+        caracal_coll_call call = {.coll = a->choice->coll, .sbuf = src, .rbuf = dst, .scount = count, .sdt = dt,
+                                  .op = op, .root = root};
+        CARACAL_OOM_GUARD(t = kind == 0   ? caracal_start_bcast_rect(a, &call)
+                              : kind == 1 ? caracal_start_reduce_rect(a, &call)
+                                          : caracal_start_allreduce_rect(a, &call),
+                          *oom = 1);
+        return t;
+    }
     CARACAL_OOM_GUARD(t = kind == 5   ? caracal_ml_barrier(a)
                           : kind == 0 ? caracal_ml_bcast(a, dst, count, dt, root)
                           : kind == 1 ? caracal_ml_reduce(a, src, dst, count, dt, op, root)

@@ -394,7 +394,7 @@ static int in(long long x, long long lo, long long hi) { return x >= lo && (hi <
 
 
 /* The first comm rule that matches (skipping `shm` rules when skip_shm). */
-static void first_match(caracal_coll coll, int comm_size, size_t bytes, int skip_shm, caracal_choice *choice)
+static void first_match(caracal_coll coll, int comm_size, size_t bytes, int skip, caracal_choice *choice)
 {
     choice->coll = coll;
     choice->bytes = bytes;
@@ -404,7 +404,7 @@ static void first_match(caracal_coll coll, int comm_size, size_t bytes, int skip
         rule *r = &rules[coll][i];
         if (strcmp(r->kind, "comm") || !in((long long)bytes, r->blo, r->bhi) || !in(comm_size, r->nlo, r->nhi))
             continue;
-        if (skip_shm && r->alg.shm)
+        if (((skip & CARACAL_SKIP_SHM) && r->alg.shm) || ((skip & CARACAL_SKIP_RECT) && !strcmp(r->alg.alg, "rect")))
             continue;
         choice->top = r->alg;
         break;
@@ -413,8 +413,13 @@ static void first_match(caracal_coll coll, int comm_size, size_t bytes, int skip
 
 int caracal_select_without_shm(caracal_coll coll, int comm_size, size_t bytes, caracal_choice *choice)
 {
+    return caracal_select_skipping(coll, comm_size, bytes, CARACAL_SKIP_SHM, choice);
+}
+
+int caracal_select_skipping(caracal_coll coll, int comm_size, size_t bytes, int skip, caracal_choice *choice)
+{
     caracal_select_setup();
-    first_match(coll, comm_size, bytes, 1, choice);
+    first_match(coll, comm_size, bytes, skip, choice);
     return strcmp(choice->top.alg, "native") != 0;
 }
 

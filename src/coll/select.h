@@ -49,6 +49,11 @@ static inline int caracal_select_never(caracal_coll coll) { return caracal_selec
 /** As caracal_select, passing over `shm` comm rules: for a communicator that is not one
  *  shared-memory node, where a `shm` rule cannot run, the next matching rule applies. */
 int caracal_select_without_shm(caracal_coll coll, int comm_size, size_t bytes, caracal_choice *choice);
+/** As caracal_select, passing over the comm rules that cannot run this call: `shm` rules
+ *  (CARACAL_SKIP_SHM) and `rect` rules (CARACAL_SKIP_RECT: not a periodic Cartesian
+ *  communicator, or a non-commutative operator). */
+enum { CARACAL_SKIP_SHM = 1, CARACAL_SKIP_RECT = 2 };
+int caracal_select_skipping(caracal_coll coll, int comm_size, size_t bytes, int skip, caracal_choice *choice);
 /** The primitive for one level (kind "node", "top", ...) of group size n. */
 caracal_alg caracal_select_level(const caracal_choice *choice, const char *kind, int n);
 /** Parse and check every rule set once (warns about malformed rules). */

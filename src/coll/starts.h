@@ -10,6 +10,10 @@ CARACAL_START(caracal_start_barrier);
 CARACAL_START(caracal_start_bcast);
 CARACAL_START(caracal_start_reduce);
 CARACAL_START(caracal_start_allreduce);
+/* the rectangular algorithms of periodic Cartesian communicators: coll/bcast/, coll/reduce/, coll/allreduce/ */
+CARACAL_START(caracal_start_bcast_rect);
+CARACAL_START(caracal_start_reduce_rect);
+CARACAL_START(caracal_start_allreduce_rect);
 
 /* allgather: coll/allgather/ */
 CARACAL_START(caracal_start_allgather_hier);

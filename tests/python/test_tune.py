@@ -103,3 +103,16 @@ def test_sizeless_families_get_one_rule_per_rank_count():
     assert {r["winner"] for r in rows if r["coll"] == "gatherv"} == {"native"}  # linear is 1.2x at 0 B
     text = rules_text(rows, {"machine": {}, "config": {"mpi": "openmpi", "np": [2, 4], "sizes": [0]}})
     assert "alltoallv = hier#4" in text and "gatherv = native#2" in text and "@" not in text
+
+
+def test_rect_is_not_a_tune_candidate(monkeypatch):
+    """rect runs only on periodic Cartesian communicators; tune measures MPI_COMM_WORLD, where a
+    `rect` rule passes to the next one: a "rect" cell would time that rule under rect's name."""
+    from caracal.commands import tune as tune_cmd
+
+    algs = [{"name": n, "scope": "comm"} for n in ("knomial", "rect", "shm")]
+    doc = {"families": [{"name": "bcast", "native_only": False, "algorithms": algs}]}
+    monkeypatch.setattr(tune_cmd.info_cmd, "_run_info", lambda mpi, *a: doc)
+    cands, skipped = tune_cmd.candidates("openmpi", "bcast", 4, None)
+    assert "rect" not in cands["bcast"] and "shm" in cands["bcast"] and cands["bcast"][0] == "native"
+    assert any(c.startswith("knomial") for c in cands["bcast"]) and not skipped

@@ -132,7 +132,8 @@ def validate(args):
 
 def candidates(mpi, colls_arg, np, node_size):
     """{family: [rule, ...]} with 'native' first: every comm-scope algorithm of the table,
-    k-nomial and n-ary at each radix of RADIX; shm only where the job is one node."""
+    k-nomial and n-ary at each radix of RADIX; shm only where the job is one node; not rect
+    (tori only: on MPI_COMM_WORLD it would measure the rule it passes to)."""
     doc = info_cmd._run_info(mpi, "--algorithms")
     fams = {f["name"]: f for f in doc["families"] if not f["native_only"]}
     wanted = list(DEFAULT_COLLS) if colls_arg == "all" else [c.strip() for c in colls_arg.split(",") if c.strip()]
@@ -145,6 +146,8 @@ def candidates(mpi, colls_arg, np, node_size):
         for a in algs:
             if a["name"] == "shm" and node_size and node_size < np:
                 continue
+            if a["name"] == "rect":
+                continue  # runs only on periodic Cartesian communicators; tune measures MPI_COMM_WORLD
             for k in RADIX.get(a["name"], (None,)):
                 cands.append(a["name"] if k is None else f"{a['name']}:{k}")
         if len(cands) == 1:
