@@ -57,9 +57,11 @@ demo: build-openmpi
 test: build-openmpi build-mpich
 	@$(MAKE) --no-print-directory test-c test-python
 
+# CTEST_JOBS=2 (CI): two tests at a time; the tests that must run alone are RUN_SERIAL
+CTEST_JOBS ?= 1
 test-c:
-	@t0=$$(date +%s); cd build && ctest --output-on-failure --timeout 300 && echo "test-c: openmpi (build/) $$(( $$(date +%s) - t0 )) s"
-	@t0=$$(date +%s); cd build-mpich && ctest --output-on-failure --timeout 300 && echo "test-c: mpich (build-mpich/) $$(( $$(date +%s) - t0 )) s"
+	@t0=$$(date +%s); cd build && ctest --output-on-failure --timeout 300 -j $(CTEST_JOBS) && echo "test-c: openmpi (build/) $$(( $$(date +%s) - t0 )) s"
+	@t0=$$(date +%s); cd build-mpich && ctest --output-on-failure --timeout 300 -j $(CTEST_JOBS) && echo "test-c: mpich (build-mpich/) $$(( $$(date +%s) - t0 )) s"
 
 test-python:
 	.venv/bin/python -m pytest -q tests/python
