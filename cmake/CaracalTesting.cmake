@@ -5,7 +5,8 @@
 #   in LD_PRELOAD of the MPI processes (not of the launcher). ENV entries are
 #   passed to every rank.
 #   BIND runs each rank through tests/c/bind_rank.sh, bound to its entry of the
-#   comma-separated CPU list (one per rank, '-' = unbound).
+#   comma-separated CPU list (one per rank, '-' = unbound); a library that pins ranks
+#   itself is told not to (CARACAL_MPI_UNPINNED_ENV: Intel MPI's I_MPI_PIN=0).
 #   EXPECT_LOG passes only if the run succeeds and every rank printed the log line
 #   "caracal[rank]: <line>" (tests/c/expect_log_line.sh; `only`: no other line of that
 #   topic); add CARACAL_LOG and CARACAL_LOG_RANKS=all to ENV.
@@ -37,6 +38,11 @@ function(caracal_mpi_test)
   set(preload)
   if(T_PRELOAD AND NOT T_BIND)
     set(preload ${CARACAL_PRELOAD_PREFIX}$<TARGET_FILE:caracal>)
+  endif()
+  if(T_BIND)
+    # the test's binding is the only one: a library that pins ranks itself (Intel MPI) is told
+    # not to (python/caracal/mpilibs.py, unpinned_env)
+    list(APPEND T_ENV ${CARACAL_MPI_UNPINNED_ENV})
   endif()
   caracal_launcher_env(envargs "${preload}" ${T_ENV})
   set(wrap)

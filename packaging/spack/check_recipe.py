@@ -12,11 +12,16 @@ tests/python/test_install.py):
   - every CMake variable it sets is one the build declares (option() or a CACHE entry), and
     every build option that changes what is installed has a variant,
   - it needs the CMake version the build requires, an MPI, hwloc, C and Fortran,
-  - with +cli, the Python packages the CLI imports (pyproject.toml's dependencies but the
-    plotting ones) as run dependencies.
+  - with +cli, the Python packages the CLI imports (pyproject.toml's dependencies) as run
+    dependencies; the plotting ones (numpy, matplotlib) with +cli +plots,
+  - its run environment puts each Python dependency's site directory on PYTHONPATH, in
+    whichever layout that dependency was installed (pip --prefix's lib/pythonX.Y/site-packages,
+    Debian's local/lib/pythonX.Y/dist-packages): Spack itself names only the external
+    Python's own scheme.
 """
 import re
 import sys
+import tempfile
 import types
 from pathlib import Path
 
@@ -28,7 +33,7 @@ RECIPE = REPO / "packages" / "caracal" / "package.py"
 INSTALL_OPTIONS = {"CARACAL_INSTALL_CLI"}
 # variables the recipe may set that CMake itself defines
 CMAKE_BUILTIN = {"CMAKE_C_COMPILER", "CMAKE_Fortran_COMPILER", "Python3_EXECUTABLE"}
-# Python packages of pyproject.toml the recipe need not give the CLI (imported for plots only)
+# Python packages of pyproject.toml imported for `caracal report`'s plots only: behind +plots
 PLOTS_ONLY = {"numpy", "matplotlib"}
 
 
@@ -51,7 +56,7 @@ def load_recipe(path: Path = RECIPE) -> Recorder:
         rec.variants[name] = default
 
     def depends_on(spec, when=None, type=None, **kw):
-        rec.depends.append((spec, when, type))
+        rec.depends.append((spec, " ".join(when.split()) if when else when, type))
 
     def directive_noop(*args, **kw):
         return None
@@ -99,6 +104,7 @@ def load_recipe(path: Path = RECIPE) -> Recorder:
     cls = ns.get("Caracal")
     if cls is None:
         raise ValueError("package.py defines no class Caracal")
+    rec.cls = cls
 
     # cmake_args with a spec stand-in, once per MPI family
     class Dep:
@@ -170,20 +176,70 @@ def problems(recipe: Path = RECIPE) -> list:
     if not any(s.startswith("hwloc") for s in specs):
         out.append("the recipe does not depend on hwloc")
     for name in cli_dependencies():
-        if not any(spec.split("@")[0] == f"py-{name}" and when == "+cli" and "run" in str(kind)
+        when_ = "+cli +plots" if name in PLOTS_ONLY else "+cli"
+        if not any(spec.split("@")[0] == f"py-{name}" and when == when_ and "run" in str(kind)
                    for spec, when, kind in rec.depends):
             out.append(f"the CLI imports {name} (pyproject.toml), but the recipe has no "
-                       f'depends_on("py-{name}", type="run", when="+cli")')
+                       f'depends_on("py-{name}", type="run", when="{when_}")')
+    if "plots" not in rec.variants:
+        out.append("the recipe has no variant plots (numpy and matplotlib for caracal report)")
+    try:
+        missing = run_env_misses(recipe)
+    except Exception as e:
+        missing = [f"{type(e).__name__}: {e}"]
+    for m in missing:
+        out.append(f"the recipe's run environment leaves a Python dependency off PYTHONPATH: {m}")
     return out
 
 
+def _recipe_class(recipe: Path):
+    return load_recipe(recipe).cls
+
+
+def run_env_misses(recipe: Path = RECIPE) -> list:
+    """Run the recipe's setup_run_environment for +cli with two Python dependencies installed in
+    the two layouts Spack meets (pip --prefix, Debian's scheme) in a temporary directory; the
+    site directories it did not put on PYTHONPATH."""
+    rec_cls = _recipe_class(recipe)
+    with tempfile.TemporaryDirectory() as tmp:
+        sites = {"py-jsonschema": Path(tmp, "pip", "lib", "python3.11", "site-packages"),
+                 "py-rich": Path(tmp, "deb", "local", "lib", "python3.11", "dist-packages")}
+        for d in sites.values():
+            d.mkdir(parents=True)
+        deps = [types.SimpleNamespace(name=n, prefix=str(d.parents[2] if n == "py-jsonschema" else d.parents[3]))
+                for n, d in sites.items()]
+        deps.append(types.SimpleNamespace(name="hwloc", prefix=str(Path(tmp, "hwloc"))))
+
+        class Spec:
+            def satisfies(self, constraint):
+                return constraint == "+cli"
+
+            def dependencies(self, name=None, deptype=None):
+                return deps
+
+        class Env:
+            def __init__(self):
+                self.paths = {}
+
+            def set(self, name, value):
+                pass
+
+            def prepend_path(self, name, value):
+                self.paths.setdefault(name, []).insert(0, str(value))
+
+        pkg = rec_cls(Spec())
+        pkg.prefix = types.SimpleNamespace(lib=str(Path(tmp, "caracal", "lib")))
+        env = Env()
+        pkg.setup_run_environment(env)
+        return [str(d) for d in sites.values() if str(d) not in env.paths.get("PYTHONPATH", [])]
+
+
 def cli_dependencies() -> list:
-    """pyproject.toml's dependencies that the CLI cannot run without (numpy and matplotlib
-    only draw the plots of `caracal report`), by name."""
+    """pyproject.toml's dependencies, by name (PLOTS_ONLY among them: behind +plots)."""
     text = (ROOT / "pyproject.toml").read_text()
     deps = re.search(r"^dependencies\s*=\s*\[([^\]]*)\]", text, re.M).group(1)
     names = [re.match(r"[A-Za-z0-9_.-]+", d).group(0).lower() for d in re.findall(r'"([^"]+)"', deps)]
-    return [n for n in names if n not in PLOTS_ONLY]
+    return names
 
 
 def main() -> int:

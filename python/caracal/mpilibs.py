@@ -50,7 +50,13 @@ except ImportError:  # run as a script (scripts/setup.sh, CMake)
 #           the ranks ({prefix} is replaced); env_default: the same, only where the user has
 #           not set it; root_env: added when running as root; oversubscribed_env: added
 #           (unless set) when a launch has more ranks than cores (and in the tests' launcher);
-#           compile_env: the names in env the compiler wrappers need too
+#           compile_env: the names in env the compiler wrappers need too; unpinned_env: what
+#           makes the library leave each rank where the launcher (or taskset) put it, for the
+#           tests that bind ranks themselves or need them unbound (Intel MPI pins every rank
+#           in MPI_Init by default); shm_elsewhere_env: what moves the library's own shared-
+#           memory files out of /dev/shm, for the tests of Caracal in a small private /dev/shm
+#           (Open MPI's and Intel MPI's map theirs without reserving the pages and die of SIGBUS
+#           when /dev/shm fills: docs/native-bugs.md)
 # tuning:   the library's own collective tuning that `caracal tune` can write (native_tuning.py):
 #           "openmpi" (coll/tuned rules; "info": its ompi_info) or "mpich" (csel JSON trees;
 #           "lib": the library file holding the default trees, "mpivars": its CVAR lister);
@@ -62,6 +68,7 @@ LIBRARIES: Dict[str, dict] = {
         # more ranks than cores: --oversubscribe; binding would pin them to the same core
         flags=["--oversubscribe", "--bind-to", "none"],
         root_env={"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"},
+        shm_elsewhere_env={"OMPI_MCA_btl_vader_backing_directory": "/tmp"},
         tuning={"kind": "openmpi", "info": "ompi_info"},
         debian=["openmpi-bin", "libopenmpi-dev"]),
     "openmpi5": dict(
@@ -77,6 +84,7 @@ LIBRARIES: Dict[str, dict] = {
         # 4.1 yields when its launcher oversubscribes; 5.0 busy-polls unless told (a test at 4
         # ranks on 2 cores took 30 s instead of 3)
         oversubscribed_env={"OMPI_MCA_mpi_yield_when_idle": "1"},
+        shm_elsewhere_env={"OMPI_MCA_btl_sm_backing_directory": "/tmp"},  # (5.0: vader is sm)
         tuning={"kind": "openmpi", "info": "bin/ompi_info"}),
     "mpich": dict(
         title="MPICH 4.0 (Debian)", family="mpich", abi="mpich",
@@ -102,6 +110,8 @@ LIBRARIES: Dict[str, dict] = {
         # its libfabric is Debian's (libfabric1), whose tcp provider works on any host
         env={"I_MPI_ROOT": "{prefix}", "LD_LIBRARY_PATH": "{prefix}/lib:{prefix}/caracal-shim"},
         env_default={"FI_PROVIDER": "tcp"}, compile_env=["I_MPI_ROOT"],
+        unpinned_env={"I_MPI_PIN": "0"},
+        shm_elsewhere_env={"I_MPI_SHM_FILE_PREFIX_4K": "/tmp"},
         debian=["libfabric1"]),
 }
 
@@ -149,6 +159,8 @@ class Library:
     abi_cc: Optional[List[str]] = None
     compile_names: List[str] = field(default_factory=list)
     oversubscribed_env: Dict[str, str] = field(default_factory=dict)
+    unpinned_env: Dict[str, str] = field(default_factory=dict)
+    shm_elsewhere_env: Dict[str, str] = field(default_factory=dict)
     tuning: Optional[Dict[str, str]] = None  # "kind", and the files' paths resolved
 
     def installed(self) -> bool:
@@ -239,6 +251,8 @@ def _resolve(name: str, entry: dict, prefix: Optional[Path]) -> Library:
         env_default=dict(entry.get("env_default", {})), root_env=dict(entry.get("root_env", {})),
         abi_cc=cmd(entry.get("abi_cc")), compile_names=list(entry.get("compile_env", [])),
         oversubscribed_env=dict(entry.get("oversubscribed_env", {})),
+        unpinned_env=dict(entry.get("unpinned_env", {})),
+        shm_elsewhere_env=dict(entry.get("shm_elsewhere_env", {})),
         tuning={k: (v if k == "kind" else at(v)) for k, v in entry["tuning"].items()} if entry.get("tuning") else None)
 
 
@@ -447,6 +461,10 @@ def cmake(build: str, out_dir: str, prefix: Optional[str] = None) -> str:
         "CARACAL_MPIEXEC_FLAGS": "",  # in caracal-mpiexec
         "CARACAL_MPIEXEC_ENVFLAG": "-x" if lib.family == "openmpi" else "-genv",
         "CARACAL_MPI_RUNTIMES": _cmake_list(runtimes),
+        # (the tests that bind ranks themselves, or need them unbound: tests/c/bind_rank.sh)
+        "CARACAL_MPI_UNPINNED_ENV": _cmake_list(f"{k}={v}" for k, v in lib.unpinned_env.items()),
+        # (the tests of Caracal in a small private /dev/shm: tests/c/small_devshm.sh)
+        "CARACAL_MPI_SHM_ELSEWHERE_ENV": _cmake_list(f"{k}={v}" for k, v in lib.shm_elsewhere_env.items()),
     }
     return "".join(f'set({k} "{v}")\n' for k, v in settings.items())
 

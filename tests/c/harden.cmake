@@ -96,8 +96,9 @@ set_tests_properties(stress_replay_np3 PROPERTIES TIMEOUT 300
 # the library's results with no segment to be had. Mid-run: tests/c/test_devshm_fill.c fills
 # it after the world's segment exists, then large calls, a new duplicate and a split. Open
 # MPI's own shared-memory transport (btl/vader) maps its file in /dev/shm without reserving
-# its pages and dies of SIGBUS when /dev/shm fills (docs/native-bugs.md): its
-# file goes to /tmp here (btl_vader_backing_directory), so that the test is about Caracal.
+# its pages and dies of SIGBUS when /dev/shm fills (docs/native-bugs.md; Intel MPI's too): its
+# files go to /tmp here (CARACAL_MPI_SHM_ELSEWHERE_ENV, python/caracal/mpilibs.py), so that
+# the test is about Caracal.
 add_executable(test_devshm_fill test_devshm_fill.c)
 set(_devshm_rules "CARACAL_COLL=force;CARACAL_BARRIER=node/shm,hier;CARACAL_BCAST=node/shm,knomial;CARACAL_REDUCE=node/shm,knomial;CARACAL_ALLREDUCE=node/shm,recdbl")
 caracal_launcher_env(_devshm_pre "${CARACAL_PRELOAD_PREFIX}$<TARGET_FILE:caracal>")
@@ -124,4 +125,4 @@ add_test(NAME devshm_full_midrun_np3
          COMMAND ${PROJECT_SOURCE_DIR}/tests/c/small_devshm.sh ${_devshm_midrun_size} ${CARACAL_MPIEXEC} ${CARACAL_MPIEXEC_FLAGS}
                  -n 3 ${_devshm_pre} $<TARGET_FILE:test_devshm_fill>)
 set_tests_properties(devshm_full_midrun_np3 PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
-  ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_btl_vader_backing_directory=/tmp;${_devshm_rules}")
+  ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;${CARACAL_MPI_SHM_ELSEWHERE_ENV};${_devshm_rules}")

@@ -93,7 +93,7 @@ def test_build_installs_the_same_man_pages(mpi, tmp_path):
 def test_spack_recipe_matches_the_build():
     assert check_recipe.problems() == []
     rec = check_recipe.load_recipe()
-    assert [v for v, _ in rec.versions] == [VERSION] and rec.variants == {"cli": True}
+    assert [v for v, _ in rec.versions] == [VERSION] and rec.variants == {"cli": True, "plots": True}
 
 
 @pytest.mark.parametrize("old,new,problem", [
@@ -105,6 +105,13 @@ def test_spack_recipe_matches_the_build():
      "ModuleNotFoundError"),
     ('depends_on("py-rich@12:", type="run", when="+cli")', 'depends_on("py-rich@12:", type="build")',
      'the CLI imports rich (pyproject.toml), but the recipe has no depends_on("py-rich"'),
+    # matplotlib only for `caracal report`'s plots, but required (the Spack run of 2026-11-26
+    # installed a CLI whose --html could not run)
+    ('depends_on("py-matplotlib@3.5:", type="run", when="+cli +plots")', '',
+     'the CLI imports matplotlib (pyproject.toml), but the recipe has no depends_on("py-matplotlib"'),
+    # the site directory of a `pip install --prefix` external, which Spack's own PYTHONPATH misses
+    ('"lib/python3*/site-packages", ', '',
+     "leaves a Python dependency off PYTHONPATH: /"),
 ])
 def test_spack_recipe_check_finds_mismatches(tmp_path, old, new, problem):
     text = check_recipe.RECIPE.read_text()

@@ -92,6 +92,12 @@ def test_cmake_settings_and_launcher_script(build, tmp_path):
     command = settings["CARACAL_MPI_CC_COMMAND"].strip('"')
     assert command == lib.compiler_command(mpi5=build == "abi") and str(tmp_path) not in command
     assert settings["CARACAL_MPI_CC_PROGRAM"].strip('"') == (lib.abi_cc if build == "abi" else lib.cc)[0]
+    # the tests' per-library launch settings: binding (Intel MPI pins ranks itself unless told) and
+    # where the library's own shm files go in the small-/dev/shm tests
+    want = {"impi": '"I_MPI_PIN=0"'}.get(build, '""')
+    assert settings["CARACAL_MPI_UNPINNED_ENV"] == want
+    elsewhere = settings["CARACAL_MPI_SHM_ELSEWHERE_ENV"].strip('"')
+    assert ("/tmp" in elsewhere) == (lib.name in ("openmpi", "openmpi5", "impi"))
 
 
 @pytest.mark.parametrize("name", mpilibs.BUILDS)

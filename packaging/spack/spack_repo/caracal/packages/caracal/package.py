@@ -2,6 +2,7 @@
 # was installed with a real Spack). tests/python/test_install.py checks offline that its
 # versions, variants and CMake options match the build (packaging/spack/check_recipe.py).
 
+import glob
 import os
 
 from spack_repo.builtin.build_systems.cmake import CMakePackage
@@ -31,11 +32,17 @@ class Caracal(CMakePackage):
     depends_on("pkgconfig", type="build")
     depends_on("python@3.9:", type="build")  # generates the MPI wrappers from mpi.h
     depends_on("python@3.9:", type="run", when="+cli")
-    # what the CLI imports (pyproject.toml's dependencies; numpy and matplotlib only draw the
-    # plots of `caracal report --plots/--html` and are imported only for them)
+    # what the CLI imports (pyproject.toml's dependencies)
     depends_on("py-jsonschema@4:", type="run", when="+cli")
     depends_on("py-rich@12:", type="run", when="+cli")
     depends_on("py-jinja2@3:", type="run", when="+cli")
+    # numpy and matplotlib only draw the plots of `caracal report --plots/--html` (imported
+    # for them only; without them those options say so in one line): on by default, as
+    # pyproject.toml has them; ~plots leaves out matplotlib's large dependency tree
+    variant("plots", default=True, when="+cli",
+            description="The plotting packages of caracal report --plots/--html (matplotlib, numpy)")
+    depends_on("py-numpy@1.21:", type="run", when="+cli +plots")
+    depends_on("py-matplotlib@3.5:", type="run", when="+cli +plots")
     depends_on("mpi")
     depends_on("hwloc@2:")
 
@@ -75,3 +82,24 @@ class Caracal(CMakePackage):
         # what the modulefile of `cmake --install` sets too (cmake/caracal-modulefile.tcl.in)
         env.set("CARACAL_PREFIX", self.prefix)
         env.set("CARACAL_LIBRARY", join_path(self.prefix.lib, "libcaracal.so"))
+        if self.spec.satisfies("+cli"):
+            # Spack puts an external Python package on PYTHONPATH at the path the external
+            # Python's own scheme names (Debian's: local/lib/python3.X/dist-packages), which is
+            # not where `pip install --prefix` put it (lib/python3.X/site-packages): the CLI
+            # then could not import it (docs/install.md). Every site directory that exists in
+            # a Python dependency's prefix goes on PYTHONPATH, whatever its layout.
+            for dep in self.spec.dependencies(deptype="run"):
+                if dep.name.startswith("py-"):
+                    for path in python_site_dirs(dep.prefix):
+                        env.prepend_path("PYTHONPATH", path)
+
+
+def python_site_dirs(prefix):
+    """The site directories of an installation prefix, in every layout pip or a distribution
+    writes: lib/lib64 pythonX.Y/site-packages, Debian's dist-packages and local/ variants."""
+    found = []
+    for pattern in ("lib/python3*/site-packages", "lib64/python3*/site-packages",
+                    "lib/python3*/dist-packages", "lib/python3/dist-packages",
+                    "local/lib/python3*/dist-packages", "local/lib/python3*/site-packages"):
+        found += sorted(glob.glob(os.path.join(str(prefix), pattern)))
+    return [d for d in dict.fromkeys(found) if os.path.isdir(d)]
