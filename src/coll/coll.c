@@ -66,6 +66,8 @@ static void before_finalize(void)
     caracal_persist_finalize();
     caracal_coll_replay_clear();
     caracal_hier_finalize();
+    if (enabled) /* every rank: the budget was set up in MPI_Init under the same condition */
+        caracal_shm_budget_report();
     enabled = 0;
 }
 
@@ -92,6 +94,13 @@ static int applies(caracal_coll c, int blocking, MPI_Comm comm, int count, MPI_D
 static int slots_optional(caracal_coll c)
 {
     return c == CARACAL_BARRIER || c == CARACAL_BCAST || c == CARACAL_REDUCE || c == CARACAL_ALLREDUCE;
+}
+
+/* What a call of such a family carries in the node segment (caracal_shm_usable_bytes). */
+static int shm_kind(caracal_coll c)
+{
+    return c == CARACAL_BCAST ? CARACAL_SHM_K_BCAST : c == CARACAL_REDUCE ? CARACAL_SHM_K_REDUCE
+         : c == CARACAL_ALLREDUCE ? CARACAL_SHM_K_ALLREDUCE : CARACAL_SHM_K_SYNC;
 }
 
 int caracal_coll_applies(caracal_coll c, int blocking, MPI_Comm comm, size_t bytes, int root, MPI_Op op,
@@ -156,7 +165,7 @@ int caracal_coll_applies(caracal_coll c, int blocking, MPI_Comm comm, size_t byt
             PMPI_Op_commutative(op, &commute);
         /* elsewhere the next matching rule applies (a node-level schedule for a communicator
          * spanning nodes, or native): every rank sees the same hierarchy, segment and operator */
-        int usable = slots_optional(c) ? caracal_shm_usable_bytes(*h, 0, bytes) : caracal_shm_slots_usable(*h, 0);
+        int usable = slots_optional(c) ? caracal_shm_usable_bytes(*h, 0, shm_kind(c), bytes) : caracal_shm_slots_usable(*h, 0);
         if (((*h)->nlevels != 1 || !usable || !commute) &&
             !caracal_select_without_shm(c, size, bytes, choice))
             goto native;
@@ -169,7 +178,7 @@ int caracal_coll_applies(caracal_coll c, int blocking, MPI_Comm comm, size_t byt
         for (int l = 0; l < (*h)->nlevels && len < (int)sizeof levels; l++) {
             const caracal_level *lv = &(*h)->level[l];
             caracal_alg alg = caracal_select_level(choice, lv->kind, lv->size ? lv->size : lv->maxgroup);
-            if (!strcmp(alg.alg, "shm") && !caracal_shm_usable_bytes(*h, l, bytes))
+            if (!strcmp(alg.alg, "shm") && !caracal_shm_usable_bytes(*h, l, shm_kind(c), bytes))
                 strcpy(alg.alg, "knomial"); /* what levels.c falls back to */
             len += snprintf(levels + len, sizeof levels - len, " %s=%s", lv->kind, alg.alg);
             if (alg.param && len < (int)sizeof levels)

@@ -206,10 +206,25 @@ static void destroy(caracal_task *task)
     free(t);
 }
 
+/* Without data slots (the node's budget refused them) a step larger than the small buffers
+ * has only single copy here, and where that loses to the native library the call must not
+ * come to the segment at all (caracal_shm_usable_bytes says no, the selection passes to the
+ * next rule). Measured at 2 ranks on the 40th of 40 live communicators, the one without slots
+ * (bench/results/shm-many-comms.md, and shm-noslots.md for the fix): single-copy allreduce
+ * 0.6-0.75x native at 64 KiB-1 MiB, bcast 0.93-1.3x, reduce 3.2-5.3x (it was 1.1x through
+ * slots). So single copy where its switch would take it with slots too (CARACAL_SHM_CMA_BCAST,
+ * _REDUCE: auto is on in groups of more than 2, reduce off), allreduce always, and in either
+ * case only from CARACAL_SHM_CMA_MIN (below it a step is a few system calls for little data). */
+int caracal_shm_cma_without_slots(const caracal_shm_seg *s, int kind, size_t bytes)
+{
+    int wanted = kind == K_CMA_BCAST ? s->cma_bcast : kind == K_CMA_REDUCE ? s->cma_reduce : 1;
+    return s->cma && wanted && bytes >= s->cma_min;
+}
+
 int caracal_shm_cma_applies(const caracal_shm_seg *s, int kind, int count, MPI_Datatype dt)
 {
     if (!caracal_shm_has_slots(s) && caracal_type_size(dt) * (size_t)count > CARACAL_SHM_SMALL)
-        return s->cma && count > 0; /* no slots for copy-in/copy-out: single copy whatever the switches */
+        return count > 0 && caracal_shm_cma_without_slots(s, kind, caracal_type_size(dt) * (size_t)count);
     int wanted = kind == K_CMA_BCAST ? s->cma_bcast : kind == K_CMA_REDUCE ? s->cma_reduce : s->cma_allreduce;
     return s->cma && wanted && count > 0 && caracal_type_size(dt) * (size_t)count >= s->cma_min;
 }
