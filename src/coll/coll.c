@@ -145,6 +145,8 @@ int caracal_coll_applies(caracal_coll c, int blocking, MPI_Comm comm, size_t byt
             caracal_before_native_collective();
             caracal_shm_slots_setup(*h);
         }
+        if (!*h) /* the hierarchy could not be built (out of memory on some rank): agreed */
+            goto native;
     } else if (!(*h = caracal_hier_find(comm))) {
         /* The same answer on every rank: the hierarchy exists once a blocking collective on
          * comm has selected Caracal. Selection depends only on the communicator's size and the

@@ -42,6 +42,7 @@
 #include "log.h"
 #include "progress.h"
 #include "threads.h"
+#include "xalloc.h"
 #include <stdint.h>
 #include <string.h>
 
@@ -204,21 +205,30 @@ static int start_one(persist *p)
         caracal_warn("MPI_Start on an active persistent collective");
         return PMPI_Comm_call_errhandler(p->comm, MPI_ERR_REQUEST), MPI_ERR_REQUEST;
     }
-    int rc = PMPI_Start(&p->shell);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    caracal_task *t = p->task;
+    caracal_task *volatile t = p->task;
     if (t) {
         caracal_steps_rewind(t);
         caracal_steps_retag(t, caracal_hier_next_tag(p->plan.h));
     } else {
-        t = caracal_coll_plan_task(&p->plan, &p->call);
+        /* built before the handle starts, so that running out of memory returns
+         * MPI_ERR_NO_MEM with the request left inactive (core/xalloc.h): nothing of this start
+         * has been sent yet */
+        int oom = 0;
+        CARACAL_OOM_GUARD(t = caracal_coll_plan_task(&p->plan, &p->call), oom = 1);
+        if (oom)
+            return caracal_coll_no_mem(p->comm);
         if (!t) {
             caracal_warn("internal: %s %s built no task", caracal_coll_names[p->call.coll], p->plan.alg->name);
             t = caracal_task_noop();
         }
         if (caracal_steps_is(t))
             p->task = t;
+    }
+    int rc = PMPI_Start(&p->shell);
+    if (rc != MPI_SUCCESS) {
+        if (!p->task)
+            t->destroy(t);
+        return rc;
     }
     p->active = 1;
     starts++;

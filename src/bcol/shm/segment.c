@@ -271,8 +271,9 @@ static int reserve(int fd, size_t bytes)
 
 /* Member 0 has created `name` (empty: it could not) and taken `bytes` from the budget; every
  * member maps it, all agree, member 0 unlinks it. Returns the mapping or NULL (on every
- * member alike; the budget is given back). Collective over comm. */
-static void *map_agreed(MPI_Comm comm, int me, char *name, size_t bytes)
+ * member alike; the budget is given back), also when some member's local_ok is 0 (it could not
+ * allocate what goes with the mapping). Collective over comm. */
+static void *map_agreed(MPI_Comm comm, int me, char *name, size_t bytes, int local_ok)
 {
     PMPI_Bcast(name, 64, MPI_CHAR, 0, comm);
     int fd = -1;
@@ -283,7 +284,7 @@ static void *map_agreed(MPI_Comm comm, int me, char *name, size_t bytes)
         base = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         close(fd);
     }
-    int ok = base != MAP_FAILED;
+    int ok = base != MAP_FAILED && local_ok;
     PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm); /* everybody mapped (or not) */
     if (me == 0 && name[0])
         shm_unlink(name);
@@ -327,10 +328,14 @@ void caracal_shm_hier_setup(caracal_hier *h)
             }
         }
     }
-    void *base = map_agreed(lv->comm, me, name, bytes);
-    if (!base)
+    /* the segment's state before the agreement: out of memory there means no segment on any
+     * member (the node level runs point-to-point), not the end of the job */
+    caracal_shm_seg *s = calloc(1, sizeof *s);
+    void *base = map_agreed(lv->comm, me, name, bytes, s != NULL);
+    if (!base) {
+        free(s);
         return;
-    caracal_shm_seg *s = caracal_xcalloc(1, sizeof *s);
+    }
     s->base = base;
     s->bytes = bytes;
     s->n = n;
@@ -396,7 +401,7 @@ void caracal_shm_slots_setup(caracal_hier *h)
     unsigned long long slot_ull = slot; /* member 0's, after any fallback */
     PMPI_Bcast(&slot_ull, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
     size_t bytes = 2 * (size_t)s->n * (size_t)slot_ull;
-    void *data = map_agreed(comm, s->me, name, bytes);
+    void *data = map_agreed(comm, s->me, name, bytes, 1);
     if (!data) {
         caracal_log("init", "node segment: no data slots (large steps: %s)", s->cma ? "single copy" : "point-to-point");
         return;

@@ -41,6 +41,8 @@ typedef struct {
     size_t tsize;
     uint64_t step0;
     char *psrc, *pdst;           /* contiguous bytes published / read (== src/dst if contiguous) */
+    char *buf[2];                /* packed data, and (reduce off the root) my result slice: taken
+                                  * when built, so that a running task allocates nothing */
     char *acc, *tmp, *rbuf;      /* one piece: typed accumulator, typed input, packed input */
     void *mem[5];
 } cma_task;
@@ -125,9 +127,9 @@ static int progress(caracal_task *task)
             /* buffers of the packed data and (reduce off the root) of my result slice; the
              * segment's scratch is mine now: every earlier step has finished */
             if (!t->contig)
-                t->psrc = t->pdst = caracal_shm_scratch(s, 0, bytes);
+                t->psrc = t->pdst = t->buf[0];
             if (t->kind != K_CMA_BCAST && (!t->contig || !gathers(t)))
-                t->pdst = caracal_shm_scratch(s, 1, bytes);
+                t->pdst = t->buf[1];
             if (t->kind != K_CMA_BCAST || me == t->root) {
                 if (!t->contig) /* now, not when built: in a schedule the data may arrive later */
                     caracal_type_pack(t->src, t->count, t->dt, t->psrc, (int)bytes, &(int){0});
@@ -256,6 +258,14 @@ caracal_task *caracal_shm_cma(caracal_shm_seg *s, int kind, const void *src, voi
         t->acc = caracal_type_alloc(t->per, dt, &t->mem[3]);
         t->tmp = caracal_type_alloc(t->per, dt, &t->mem[4]);
     }
+    /* The segment's scratch is kept between calls (a fresh large buffer is page faults on
+     * every call); it may grow only while no step of the segment is pending (then nobody holds
+     * it). A task built behind pending steps gets buffers of its own. */
+    size_t bytes = (size_t)count * t->tsize;
+    int idle = s->local_step == s->next_step;
+    for (int i = 0; i < 2; i++)
+        if (i == 0 ? !t->contig : kind != K_CMA_BCAST && (!t->contig || !gathers(t)))
+            t->buf[i] = idle ? caracal_shm_scratch(s, i, bytes) : (t->mem[i] = caracal_xmalloc(bytes));
     t->step0 = s->next_step + 1;
     s->next_step += kind == K_CMA_BCAST ? 1 : 2;
     return &t->task;
