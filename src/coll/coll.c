@@ -247,9 +247,12 @@ int caracal_coll_no_mem(MPI_Comm comm)
     return MPI_ERR_NO_MEM;
 }
 
-static int run(caracal_task *t, MPI_Request *request)
+static int run(caracal_task *t, MPI_Comm comm, MPI_Request *request)
 {
-    return request ? caracal_request_start(t, request, NULL, NULL) : caracal_request_run(t, NULL, NULL);
+    if (!request)
+        return caracal_request_run(t, NULL, NULL);
+    int rc = caracal_request_start(t, request, NULL, NULL); /* MPI_ERR_NO_MEM: nothing started */
+    return rc == MPI_ERR_NO_MEM ? caracal_coll_no_mem(comm) : rc;
 }
 
 /* The schedule of one of the four first families (kind as for shm_now: 0 bcast, 1 reduce,
@@ -272,7 +275,7 @@ static int run_built(int kind, const caracal_ml_args *a, const void *src, void *
 {
     int oom = 0;
     caracal_task *t = guarded(kind, a, src, dst, count, dt, op, root, &oom);
-    return oom ? caracal_coll_no_mem(comm) : run(t, request);
+    return oom ? caracal_coll_no_mem(comm) : run(t, comm, request);
 }
 
 static int barrier(MPI_Comm comm, MPI_Request *request)

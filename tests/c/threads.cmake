@@ -59,3 +59,15 @@ cat ${_out} && python3 ${PROJECT_SOURCE_DIR}/tests/c/threads_prof_check.py ${_ou
   set_tests_properties(threads_profile_np${np} PROPERTIES TIMEOUT 300
     ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
 endforeach()
+
+# Persistent collectives under threads (tests/c/test_threads_persist.c): four threads per rank
+# init, start (one by one and Startall), wait and free persistent allreduce, bcast, barrier and
+# allgather on their own communicators, exact results; `all`: every start ran in Caracal.
+add_executable(test_threads_persist test_threads_persist.c)
+target_link_libraries(test_threads_persist PRIVATE pthread dl)
+caracal_mpi_test(NAME threads_persist_force_np2 NP 2 COMMAND $<TARGET_FILE:test_threads_persist> all 4 ${_thr_iters} PRELOAD
+                 ENV CARACAL_COLL=force CARACAL_LOG=algo CARACAL_LOG_RANKS=all
+                 EXPECT_LOG each "allgather hier bytes=8 ranks=2 levels=node(1x2) node=hier")
+caracal_mpi_test(NAME threads_persist_algs_np4_node2 NP 4 COMMAND $<TARGET_FILE:test_threads_persist> all 4 ${_thr_iters4} PRELOAD
+                 ENV ${_thr_algs} CARACAL_NODE_SIZE=2)
+caracal_mpi_test(NAME threads_persist_default_np2 NP 2 COMMAND $<TARGET_FILE:test_threads_persist> any 4 ${_thr_iters} PRELOAD)
