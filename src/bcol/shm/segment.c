@@ -4,6 +4,7 @@
 #include "single_copy.h"
 #include "config.h"
 #include "log.h"
+#include "threads.h"
 #include <fcntl.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -415,12 +416,28 @@ void caracal_shm_slots_setup(caracal_hier *h)
     caracal_log("init", "node segment: %d members, %zu-byte slots, %zu-byte chunks", s->n, s->slot, s->chunk);
 }
 
+/* Return the control part's pages. Under MPI_THREAD_MULTIPLE another thread may be about to
+ * sleep on a flag of this segment: its wait hint (core/wait.h) is left by a check it made
+ * while stepping one of this communicator's tasks, which then completed elsewhere, and the
+ * communicator was freed before that thread's next sleep (test_threads_persist segfaulted in
+ * caracal_wait_sleep so). The range is therefore replaced by private zero pages instead of
+ * unmapped: such a sleeper reads 0 and returns within its bound. The shared pages go back
+ * to /dev/shm all the same (the file was unlinked, this was its mapping); only the address
+ * range stays taken (about 9 KiB per member). */
+static void unmap_control(void *base, size_t bytes)
+{
+    if (caracal_threaded &&
+        mmap(base, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED)
+        return;
+    munmap(base, bytes);
+}
+
 void caracal_shm_hier_free(caracal_hier *h)
 {
     caracal_shm_seg *s = h->shm;
     if (!s)
         return;
-    munmap(s->base, s->bytes);
+    unmap_control(s->base, s->bytes);
     if (s->data_base)
         munmap(s->data_base, s->data_bytes);
     if (s->me == 0) /* the creator took the bytes from the node's budget */
