@@ -472,6 +472,8 @@ void *caracal_shm_scratch(caracal_shm_seg *s, int i, size_t bytes)
 {
     if (s->scratch_bytes[i] < bytes) {
         free(s->scratch[i]);
+        s->scratch[i] = NULL; /* (an allocation failure returns through the schedule's guard) */
+        s->scratch_bytes[i] = 0;
         s->scratch[i] = caracal_xmalloc(bytes);
         s->scratch_bytes[i] = bytes;
     }
