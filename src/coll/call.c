@@ -332,12 +332,14 @@ int caracal_coll_call_start(const caracal_coll_call *call, MPI_Comm comm, int bl
     return *task != NULL;
 }
 
-int caracal_coll_call_finish(caracal_task *task, MPI_Request *request)
+int caracal_coll_call_finish(caracal_task *task, MPI_Comm comm, MPI_Request *request)
 {
     if (!task) /* its building ran out of memory (caracal_coll_call_start) */
         return MPI_ERR_NO_MEM;
-    if (request)
-        return caracal_request_start(task, request, NULL, NULL);
+    if (request) {
+        int rc = caracal_request_start(task, request, NULL, NULL);
+        return rc == MPI_ERR_NO_MEM ? caracal_coll_no_mem(comm) : rc;
+    }
     if (caracal_active_requests && (caracal_threaded || !replay_is(task))) /* (a kept program is only used when none is) */
         return caracal_request_run(task, NULL, NULL); /* progresses the others meanwhile */
     /* nothing else in flight: run the task right here, without a request record (a small

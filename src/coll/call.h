@@ -92,8 +92,9 @@ typedef struct {
 int caracal_coll_call_plan(const caracal_coll_call *call, MPI_Comm comm, int blocking, caracal_coll_plan *plan);
 /** The selected algorithm's task for `call`, with a fresh tag block of plan->h. */
 caracal_task *caracal_coll_plan_task(const caracal_coll_plan *plan, const caracal_coll_call *call);
-/** Run a started task to completion (request NULL) or hand it out as *request. */
-int caracal_coll_call_finish(caracal_task *task, MPI_Request *request);
+/** Run a started task to completion (request NULL) or hand it out as *request (if its request
+ *  record cannot be allocated: MPI_ERR_NO_MEM through comm's error handler, nothing sent). */
+int caracal_coll_call_finish(caracal_task *task, MPI_Comm comm, MPI_Request *request);
 
 /** Drop the programs kept for replaying repeated blocking calls (coll/call.c; before
  *  MPI_Finalize, before the hierarchies go). */

@@ -67,6 +67,8 @@ static void before_finalize(void)
     caracal_persist_finalize();
     caracal_coll_replay_clear();
     caracal_hier_finalize();
+    if (enabled) /* every rank: the budget was set up in MPI_Init under the same condition */
+        caracal_shm_budget_report();
     enabled = 0;
 }
 
@@ -93,6 +95,13 @@ static int applies(caracal_coll c, int blocking, MPI_Comm comm, int count, MPI_D
 static int slots_optional(caracal_coll c)
 {
     return c == CARACAL_BARRIER || c == CARACAL_BCAST || c == CARACAL_REDUCE || c == CARACAL_ALLREDUCE;
+}
+
+/* What a call of such a family carries in the node segment (caracal_shm_usable_bytes). */
+static int shm_kind(caracal_coll c)
+{
+    return c == CARACAL_BCAST ? CARACAL_SHM_K_BCAST : c == CARACAL_REDUCE ? CARACAL_SHM_K_REDUCE
+         : c == CARACAL_ALLREDUCE ? CARACAL_SHM_K_ALLREDUCE : CARACAL_SHM_K_SYNC;
 }
 
 int caracal_coll_applies(caracal_coll c, int blocking, MPI_Comm comm, size_t bytes, int root, MPI_Op op,
@@ -137,6 +146,8 @@ int caracal_coll_applies(caracal_coll c, int blocking, MPI_Comm comm, size_t byt
             caracal_before_native_collective();
             caracal_shm_slots_setup(*h);
         }
+        if (!*h) /* the hierarchy could not be built (out of memory on some rank): agreed */
+            goto native;
     } else if (!(*h = caracal_hier_find(comm))) {
         /* The same answer on every rank: the hierarchy exists once a blocking collective on
          * comm has selected Caracal. Selection depends only on the communicator's size and the
@@ -171,7 +182,7 @@ int caracal_coll_applies(caracal_coll c, int blocking, MPI_Comm comm, size_t byt
                 PMPI_Op_commutative(op, &commute);
             /* elsewhere the next matching rule applies (a node-level schedule for a communicator
              * spanning nodes, or native): every rank sees the same hierarchy, segment and operator */
-            int usable = slots_optional(c) ? caracal_shm_usable_bytes(*h, 0, bytes) : caracal_shm_slots_usable(*h, 0);
+            int usable = slots_optional(c) ? caracal_shm_usable_bytes(*h, 0, shm_kind(c), bytes) : caracal_shm_slots_usable(*h, 0);
             if ((*h)->nlevels != 1 || !usable || !commute) {
                 skip |= CARACAL_SKIP_SHM;
                 if (!caracal_select_skipping(c, size, bytes, skip, choice))
@@ -197,7 +208,7 @@ int caracal_coll_applies(caracal_coll c, int blocking, MPI_Comm comm, size_t byt
         for (int l = 0; l < (*h)->nlevels && len < (int)sizeof levels; l++) {
             const caracal_level *lv = &(*h)->level[l];
             caracal_alg alg = caracal_select_level(choice, lv->kind, lv->size ? lv->size : lv->maxgroup);
-            if (!strcmp(alg.alg, "shm") && !caracal_shm_usable_bytes(*h, l, bytes))
+            if (!strcmp(alg.alg, "shm") && !caracal_shm_usable_bytes(*h, l, shm_kind(c), bytes))
                 strcpy(alg.alg, "knomial"); /* what levels.c falls back to */
             len += snprintf(levels + len, sizeof levels - len, " %s=%s", lv->kind, alg.alg);
             if (alg.param && len < (int)sizeof levels)
@@ -266,9 +277,12 @@ int caracal_coll_no_mem(MPI_Comm comm)
     return MPI_ERR_NO_MEM;
 }
 
-static int run(caracal_task *t, MPI_Request *request)
+static int run(caracal_task *t, MPI_Comm comm, MPI_Request *request)
 {
-    return request ? caracal_request_start(t, request, NULL, NULL) : caracal_request_run(t, NULL, NULL);
+    if (!request)
+        return caracal_request_run(t, NULL, NULL);
+    int rc = caracal_request_start(t, request, NULL, NULL); /* MPI_ERR_NO_MEM: nothing started */
+    return rc == MPI_ERR_NO_MEM ? caracal_coll_no_mem(comm) : rc;
 }
 
 /* The schedule of one of the four first families (kind as for shm_now: 0 bcast, 1 reduce,
@@ -300,7 +314,7 @@ static int run_built(int kind, const caracal_ml_args *a, const void *src, void *
 {
     int oom = 0;
     caracal_task *t = guarded(kind, a, src, dst, count, dt, op, root, &oom);
-    return oom ? caracal_coll_no_mem(comm) : run(t, request);
+    return oom ? caracal_coll_no_mem(comm) : run(t, comm, request);
 }
 
 static int barrier(MPI_Comm comm, MPI_Request *request)

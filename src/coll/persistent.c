@@ -34,7 +34,16 @@
  * local, while the choice between Caracal and native must be the same on every rank, so
  * each Caracal-selected init agrees on it with one small allreduce on the hierarchy's
  * private communicator (init is nonlocal: allowed); when any rank is full, every rank
- * runs the native *_init. */
+ * runs the native *_init.
+ *
+ * Under MPI_THREAD_MULTIPLE threads init, start and free persistent collectives of distinct
+ * communicators at once, and a task may complete in another thread's progress: the pool,
+ * the hash and each entry's active/freed flags are guarded by one lock (caracal_lock: a
+ * no-op otherwise). It is taken inside the progress engine's lock (done() runs in finish())
+ * and never held while calling into the engine, so the two cannot deadlock. done() sends the
+ * completion and clears `active` under it, so a start that follows the user's wait sees the
+ * entry idle, and a free that races with the completion either marks the entry (done
+ * releases it) or finds it finished (and releases it), never both nor neither. */
 #include "gen_funcs.h"
 #include "coll/call.h"
 #include "coll/steps.h"
@@ -42,6 +51,7 @@
 #include "log.h"
 #include "progress.h"
 #include "threads.h"
+#include "xalloc.h"
 #include <stdint.h>
 #include <string.h>
 
@@ -67,8 +77,9 @@ static int nused;             /* pool entries in use (live, or freed while runni
 static int next_free;         /* where the search for a free pool entry starts */
 static MPI_Comm self_comm = MPI_COMM_NULL;
 static long starts;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* pool, hash, entries' flags (threads) */
 
-long caracal_coll_persistent_starts(void) { return starts; }
+long caracal_coll_persistent_starts(void) { return CARACAL_PEEK(starts); }
 
 static uint64_t key_of(MPI_Request r)
 {
@@ -133,11 +144,23 @@ static void done(void *arg)
 {
     persist *p = arg;
     MPI_Request send;
+    caracal_lock(&lock);
     p->active = 0;
     PMPI_Isend(NULL, 0, MPI_BYTE, 0, (int)(p - pool), self_comm, &send);
     PMPI_Request_free(&send);
     if (p->freed)
         release(p);
+    caracal_unlock(&lock);
+}
+
+static persist *lookup_locked(MPI_Request r)
+{
+    if (!CARACAL_PEEK(nlive))
+        return NULL;
+    caracal_lock(&lock);
+    persist *p = lookup(r);
+    caracal_unlock(&lock);
+    return p;
 }
 
 /* Every rank of the hierarchy learns whether any of them is out of slots. Nonblocking, with
@@ -163,31 +186,48 @@ static int any_rank_full(caracal_hier *h, int full)
 static int persist_init(const caracal_coll_call *call, MPI_Comm comm, MPI_Request *request)
 {
     caracal_coll_plan plan;
-    /* Under MPI_THREAD_MULTIPLE the handles' pool and hash are not guarded: the library's own
-     * persistent collectives run (every rank provides the same thread level, so every rank
-     * decides alike; docs/collectives.md "Threads") */
+    /* Under MPI_THREAD_MULTIPLE the library's own persistent collectives run (every rank
+     * provides the same thread level, so every rank decides alike). The pool is guarded for
+     * threads (the lock above), but tests/c/test_threads_persist.c with Caracal's schedules
+     * failed on MPICH 4.0.2 (an assertion in its request completion, a timeout) and that was
+     * not understood in time: docs/collectives.md "Threads". */
     if (caracal_threaded) {
         caracal_log("algo", "%s native (persistent, MPI_THREAD_MULTIPLE)", caracal_coll_names[call->coll]);
         return 0;
     }
     if (!caracal_coll_call_plan(call, comm, 1, &plan))
         return 0;
-    if (any_rank_full(plan.h, nused >= CARACAL_PERSIST_MAX)) {
+    /* this rank's entry is reserved before the agreement (another thread may take the last) */
+    caracal_lock(&lock);
+    int full = nused >= CARACAL_PERSIST_MAX;
+    nused += !full;
+    caracal_unlock(&lock);
+    if (any_rank_full(plan.h, full)) {
         static int warned;
-        if (!warned++)
+        caracal_lock(&lock);
+        nused -= !full;
+        caracal_unlock(&lock);
+        if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
             caracal_warn("more than %d persistent collectives alive on a rank: further ones run natively",
                          CARACAL_PERSIST_MAX);
         return 0;
     }
-    if (self_comm == MPI_COMM_NULL && PMPI_Comm_dup(MPI_COMM_SELF, &self_comm) != MPI_SUCCESS)
-        return 0; /* local, and no rank can get here after the agreement: cannot fail in practice */
+    caracal_lock(&lock);
+    /* local, and no rank can get here after the agreement: cannot fail in practice */
+    if ((self_comm == MPI_COMM_NULL && PMPI_Comm_dup(MPI_COMM_SELF, &self_comm) != MPI_SUCCESS)) {
+        nused--;
+        caracal_unlock(&lock);
+        return 0;
+    }
     while (pool[next_free].used)
         next_free = (next_free + 1) % CARACAL_PERSIST_MAX;
     persist *p = &pool[next_free];
-    if (PMPI_Recv_init(NULL, 0, MPI_BYTE, 0, next_free, self_comm, &p->shell) != MPI_SUCCESS)
+    if (PMPI_Recv_init(NULL, 0, MPI_BYTE, 0, next_free, self_comm, &p->shell) != MPI_SUCCESS) {
+        nused--;
+        caracal_unlock(&lock);
         return 0;
+    }
     p->used = 1;
-    nused++;
     p->key = key_of(p->shell);
     p->comm = comm;
     p->call = *call;
@@ -195,24 +235,39 @@ static int persist_init(const caracal_coll_call *call, MPI_Comm comm, MPI_Reques
     caracal_hier_retain(plan.h);
     hash_insert(p);
     *request = p->shell;
+    caracal_unlock(&lock);
     return 1;
+}
+
+/* the task, built so that running out of memory sets *oom instead of ending the job */
+static caracal_task *guarded_task(persist *p, int *oom)
+{
+    caracal_task *volatile t = NULL;
+    CARACAL_OOM_GUARD(t = caracal_coll_plan_task(&p->plan, &p->call), *oom = 1);
+    return t;
 }
 
 static int start_one(persist *p)
 {
-    if (p->active) {
+    caracal_lock(&lock);
+    int active = p->active;
+    caracal_unlock(&lock);
+    if (active) {
         caracal_warn("MPI_Start on an active persistent collective");
         return PMPI_Comm_call_errhandler(p->comm, MPI_ERR_REQUEST), MPI_ERR_REQUEST;
     }
-    int rc = PMPI_Start(&p->shell);
-    if (rc != MPI_SUCCESS)
-        return rc;
     caracal_task *t = p->task;
     if (t) {
         caracal_steps_rewind(t);
         caracal_steps_retag(t, caracal_hier_next_tag(p->plan.h));
     } else {
-        t = caracal_coll_plan_task(&p->plan, &p->call);
+        /* built before the handle starts, so that running out of memory returns
+         * MPI_ERR_NO_MEM with the request left inactive (core/xalloc.h): nothing of this start
+         * has been sent yet */
+        int oom = 0;
+        t = guarded_task(p, &oom);
+        if (oom)
+            return caracal_coll_no_mem(p->comm);
         if (!t) {
             caracal_warn("internal: %s %s built no task", caracal_coll_names[p->call.coll], p->plan.alg->name);
             t = caracal_task_noop();
@@ -220,26 +275,44 @@ static int start_one(persist *p)
         if (caracal_steps_is(t))
             p->task = t;
     }
+    int rc = PMPI_Start(&p->shell);
+    if (rc != MPI_SUCCESS) {
+        if (!p->task)
+            t->destroy(t);
+        return rc;
+    }
     p->active = 1;
-    starts++;
-    return caracal_request_launch(t, p->task != NULL, done, p);
+    if (caracal_request_launch(t, p->task != NULL, done, p) != MPI_SUCCESS) {
+        /* no request record: nothing of the task ran; complete the handle here (its
+         * zero-byte receive from self) so that it is inactive again, and say so */
+        MPI_Request send;
+        p->active = 0;
+        if (!p->task)
+            t->destroy(t);
+        PMPI_Isend(NULL, 0, MPI_BYTE, 0, (int)(p - pool), self_comm, &send);
+        PMPI_Wait(&p->shell, MPI_STATUS_IGNORE);
+        PMPI_Wait(&send, MPI_STATUS_IGNORE);
+        return caracal_coll_no_mem(p->comm);
+    }
+    caracal_add_long(&starts, 1);
+    return MPI_SUCCESS;
 }
 
 int caracal_impl_MPI_Start(MPI_Request *request)
 {
-    persist *p = lookup(*request);
+    persist *p = lookup_locked(*request);
     return p ? start_one(p) : PMPI_Start(request);
 }
 
 int caracal_impl_MPI_Startall(int count, MPI_Request array_of_requests[])
 {
-    if (!nlive)
+    if (!CARACAL_PEEK(nlive))
         return PMPI_Startall(count, array_of_requests);
     /* in array order (collective starts must be ordered alike on every rank): runs of
      * native requests in one PMPI_Startall each */
     int first = 0, rc = MPI_SUCCESS;
     for (int i = 0; i <= count && rc == MPI_SUCCESS; i++) {
-        persist *p = i < count ? lookup(array_of_requests[i]) : NULL;
+        persist *p = i < count ? lookup_locked(array_of_requests[i]) : NULL;
         if (i < count && !p)
             continue;
         if (i > first)
@@ -253,9 +326,14 @@ int caracal_impl_MPI_Startall(int count, MPI_Request array_of_requests[])
 
 int caracal_impl_MPI_Request_free(MPI_Request *request)
 {
-    persist *p = lookup(*request);
-    if (!p)
+    if (!CARACAL_PEEK(nlive))
         return PMPI_Request_free(request);
+    caracal_lock(&lock);
+    persist *p = lookup(*request);
+    if (!p) {
+        caracal_unlock(&lock);
+        return PMPI_Request_free(request);
+    }
     /* the handle leaves the table now: the library may reuse its value at once */
     hash_erase(p);
     int rc = PMPI_Request_free(request); /* an active shell is freed by the library when it completes */
@@ -263,6 +341,7 @@ int caracal_impl_MPI_Request_free(MPI_Request *request)
         p->freed = 1; /* released when the task completes (done) */
     else
         release(p);
+    caracal_unlock(&lock);
     return rc;
 }
 

@@ -21,7 +21,7 @@ typedef struct caracal_request {
     void *arg;
     int done;
     int keep;                  /* the task outlives the request (persistent: rewound, started again) */
-    int waited;                /* a blocking collective: its waiter frees the request */
+    int waited;                /* a blocking collective: the record is its waiter's (on its stack) */
     struct caracal_request *next;
 } caracal_request;
 
@@ -89,11 +89,15 @@ static int query_fn(void *extra, MPI_Status *status)
 static int free_fn(void *extra) { (void)extra; return MPI_SUCCESS; }
 static int cancel_fn(void *extra, int complete) { (void)extra; (void)complete; return MPI_SUCCESS; }
 
-/* every field is set before r is on the list: from then on any thread may finish it */
-static caracal_request *add(caracal_task *t, void (*on_done)(void *), void *arg, MPI_Request greq, int keep,
-                            int waited)
+/* r (zeroed): a record of the caller's (a blocking run's lives on its stack, it waits for it)
+ * or taken here; NULL if it cannot be had (nothing is linked: the caller returns
+ * MPI_ERR_NO_MEM before its task has sent anything). Every field is set before r is on the
+ * list: from then on any thread may finish it. */
+static caracal_request *add(caracal_request *r, caracal_task *t, void (*on_done)(void *), void *arg,
+                            MPI_Request greq, int keep, int waited)
 {
-    caracal_request *r = caracal_xcalloc(1, sizeof *r);
+    if (!r && !(r = calloc(1, sizeof *r)))
+        return NULL;
     r->task = t;
     r->greq = greq;
     r->on_done = on_done;
@@ -150,24 +154,33 @@ int caracal_progress(void)
 
 int caracal_request_start(caracal_task *t, MPI_Request *request, void (*on_done)(void *), void *arg)
 {
+    caracal_request *r = calloc(1, sizeof *r);
+    if (!r) {
+        t->destroy(t);
+        return MPI_ERR_NO_MEM;
+    }
     int rc = PMPI_Grequest_start(query_fn, free_fn, cancel_fn, NULL, request);
-    if (rc != MPI_SUCCESS)
+    if (rc != MPI_SUCCESS) {
+        free(r);
+        t->destroy(t);
         return rc;
-    add(t, on_done, arg, *request, 0, 0);
+    }
+    add(r, t, on_done, arg, *request, 0, 0);
     caracal_progress(); /* start it: post the first messages now */
     return MPI_SUCCESS;
 }
 
 int caracal_request_launch(caracal_task *t, int keep, void (*on_done)(void *), void *arg)
 {
-    add(t, on_done, arg, MPI_REQUEST_NULL, keep, 0);
+    if (!add(NULL, t, on_done, arg, MPI_REQUEST_NULL, keep, 0))
+        return MPI_ERR_NO_MEM;
     caracal_progress();
     return MPI_SUCCESS;
 }
 
 int caracal_request_run(caracal_task *t, void (*on_done)(void *), void *arg)
 {
-    caracal_request *r = add(t, on_done, arg, MPI_REQUEST_NULL, 0, 1);
+    caracal_request rec = {0}, *r = add(&rec, t, on_done, arg, MPI_REQUEST_NULL, 0, 1);
     unsigned spins = 0;
     unsigned long seen = caracal_progress_ticks;
     for (;;) {
@@ -179,8 +192,7 @@ int caracal_request_run(caracal_task *t, void (*on_done)(void *), void *arg)
         seen = caracal_progress_ticks;
         caracal_backoff(&spins);
     }
-    free(r);
-    return MPI_SUCCESS;
+    return MPI_SUCCESS; /* (rec is no longer on the list: finish() set done last) */
 }
 
 static double now_us(void)

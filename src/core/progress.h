@@ -52,13 +52,16 @@ static inline void caracal_progress_tick(void)
 }
 
 /** Run `t` as a nonblocking collective: *request becomes a generalized MPI_Request that
- *  completes when `t` does. `on_done(arg)` (may be NULL) runs at completion. */
+ *  completes when `t` does. `on_done(arg)` (may be NULL) runs at completion. MPI_ERR_NO_MEM
+ *  (t destroyed, nothing started) if the request's record cannot be allocated. */
 int caracal_request_start(caracal_task *t, MPI_Request *request, void (*on_done)(void *), void *arg);
 /** Run `t` in the background with no MPI request of its own (persistent collectives: the
  *  caller's on_done completes the user's handle). `keep`: the task is not destroyed at
- *  completion (the caller rewinds and launches it again, and destroys it). */
+ *  completion (the caller rewinds and launches it again, and destroys it). MPI_ERR_NO_MEM
+ *  (nothing started, t untouched) if the record cannot be allocated. */
 int caracal_request_launch(caracal_task *t, int keep, void (*on_done)(void *), void *arg);
-/** Run `t` to completion (blocking collective), progressing every other request meanwhile. */
+/** Run `t` to completion (blocking collective), progressing every other request meanwhile
+ *  (allocates nothing: its record is on the caller's stack). */
 int caracal_request_run(caracal_task *t, void (*on_done)(void *), void *arg);
 /** Advance every active request once; returns how many completed. */
 int caracal_progress(void);

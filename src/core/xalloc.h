@@ -3,12 +3,20 @@
  * call) makes that call return MPI_ERR_NO_MEM through the communicator's error handler: with
  * MPI_ERRORS_RETURN the program gets the code and may go on (what the half-built schedule had
  * taken is not freed; the peers, if they did not fail alike, wait in the call as they would for
- * any rank whose collective returned an error). Anywhere else (building a hierarchy, which is
- * communication already; a schedule that runs; a persistent collective's setup) it ends the
- * job through MPI's error path (the error handler of MPI_COMM_WORLD with MPI_ERR_NO_MEM, then
- * MPI_Abort) with one line saying what was asked for, instead of a NULL dereference somewhere
- * later: a half-run schedule on one rank cannot be undone while the others run theirs. The
- * check is one branch on a pointer the caller tests anyway. Files also built into the fuzzers and tools (coll/select.c, rules_file.c,
+ * any rank whose collective returned an error). The same for a persistent collective's start
+ * (its schedule is built before the handle starts) and for a request record (a nonblocking
+ * call's or a start's: taken before anything starts; a blocking call's lives on its stack).
+ * Paths that communicate while they allocate do not use these: a hierarchy's build takes all
+ * its memory first and agrees on it in one allreduce (out of memory on any rank: every rank
+ * leaves the communicator native), a shm segment's state is agreed with its mapping. Running
+ * schedules take their buffers when built (reduce_knomial, single copy); what still
+ * allocates while running ends the job through MPI's error path (the error handler of
+ * MPI_COMM_WORLD with MPI_ERR_NO_MEM, then MPI_Abort) with one line saying what was asked
+ * for: a half-run schedule on one rank cannot be undone while the others run theirs. Those
+ * are the shm block families' packing of derived datatypes (blocks.c own_mem) and buffers
+ * sized at run time by the counts a step receives (caracal_steps_buf_get: alltoallv_hier).
+ * The check is one branch on a pointer the caller tests
+ * anyway. Files also built into the fuzzers and tools (coll/select.c, rules_file.c,
  * algorithms.c, core/config.c, log.c, combine.c, the map readers) check for NULL themselves. */
 #ifndef CARACAL_XALLOC_H
 #define CARACAL_XALLOC_H

@@ -14,10 +14,10 @@ static caracal_alg pick(const caracal_ml_args *a, int l)
 }
 
 static int radix(caracal_alg alg) { return alg.param >= 2 ? alg.param : 2; }
-/* bytes: of the call's data (0 for barrier, fan-in, fan-out) */
-static int use_shm(const caracal_ml_args *a, int l, caracal_alg alg, size_t bytes)
+/* kind, bytes: what the call carries (CARACAL_SHM_K_SYNC, 0 for barrier, fan-in, fan-out) */
+static int use_shm(const caracal_ml_args *a, int l, caracal_alg alg, int kind, size_t bytes)
 {
-    return !strcmp(alg.alg, "shm") && caracal_shm_usable_bytes(a->h, l, bytes);
+    return !strcmp(alg.alg, "shm") && caracal_shm_usable_bytes(a->h, l, kind, bytes);
 }
 static size_t nbytes(int count, MPI_Datatype dt) { return count > 0 ? (size_t)count * caracal_type_size(dt) : 0; }
 
@@ -26,7 +26,7 @@ caracal_task *caracal_ml_level_bcast(const caracal_ml_args *a, int l, void *buf,
 {
     const caracal_level *lv = lv_of(a->h, l);
     caracal_alg alg = pick(a, l);
-    if (use_shm(a, l, alg, nbytes(count, dt)))
+    if (use_shm(a, l, alg, CARACAL_SHM_K_BCAST, nbytes(count, dt)))
         return caracal_shm_bcast(a->h, buf, count, dt, root);
     if (!strcmp(alg.alg, "nary"))
         return caracal_p2p_bcast_nary(buf, count, dt, root, alg.param >= 1 ? alg.param : 2, lv->comm, tag);
@@ -38,7 +38,7 @@ caracal_task *caracal_ml_level_reduce(const caracal_ml_args *a, int l, const voi
 {
     const caracal_level *lv = lv_of(a->h, l);
     caracal_alg alg = pick(a, l);
-    if (use_shm(a, l, alg, nbytes(count, dt)))
+    if (use_shm(a, l, alg, CARACAL_SHM_K_REDUCE, nbytes(count, dt)))
         return caracal_shm_reduce(a->h, src, dst, count, dt, op, root);
     if (!strcmp(alg.alg, "knomial_seg"))
         return caracal_p2p_reduce_knomial_seg(src, dst, count, dt, op, root, radix(alg), 0, lv->comm, tag);
@@ -50,7 +50,7 @@ caracal_task *caracal_ml_level_allreduce(const caracal_ml_args *a, int l, const 
 {
     const caracal_level *lv = lv_of(a->h, l);
     caracal_alg alg = pick(a, l);
-    if (use_shm(a, l, alg, nbytes(count, dt)))
+    if (use_shm(a, l, alg, CARACAL_SHM_K_ALLREDUCE, nbytes(count, dt)))
         return caracal_shm_allreduce(a->h, src, dst, count, dt, op);
     if (!strcmp(alg.alg, "ring") && count >= lv->size)
         return caracal_p2p_allreduce_ring(src, dst, count, dt, op, lv->comm, tag);
@@ -60,7 +60,7 @@ caracal_task *caracal_ml_level_allreduce(const caracal_ml_args *a, int l, const 
 caracal_task *caracal_ml_level_fanin(const caracal_ml_args *a, int l, int tag)
 {
     caracal_alg alg = pick(a, l);
-    if (use_shm(a, l, alg, 0))
+    if (use_shm(a, l, alg, CARACAL_SHM_K_SYNC, 0))
         return caracal_shm_fanin(a->h);
     return caracal_p2p_fanin_knomial(0, radix(alg), lv_of(a->h, l)->comm, tag);
 }
@@ -68,7 +68,7 @@ caracal_task *caracal_ml_level_fanin(const caracal_ml_args *a, int l, int tag)
 caracal_task *caracal_ml_level_fanout(const caracal_ml_args *a, int l, int tag)
 {
     caracal_alg alg = pick(a, l);
-    if (use_shm(a, l, alg, 0))
+    if (use_shm(a, l, alg, CARACAL_SHM_K_SYNC, 0))
         return caracal_shm_fanout(a->h);
     return caracal_p2p_fanout_knomial(0, radix(alg), lv_of(a->h, l)->comm, tag);
 }
@@ -76,7 +76,7 @@ caracal_task *caracal_ml_level_fanout(const caracal_ml_args *a, int l, int tag)
 caracal_task *caracal_ml_level_barrier(const caracal_ml_args *a, int l, int tag)
 {
     caracal_alg alg = pick(a, l);
-    if (use_shm(a, l, alg, 0))
+    if (use_shm(a, l, alg, CARACAL_SHM_K_SYNC, 0))
         return caracal_shm_barrier(a->h);
     return caracal_p2p_barrier_dissemination(lv_of(a->h, l)->comm, tag);
 }

@@ -122,13 +122,51 @@ static int delete_fn(MPI_Comm comm, int kv, void *attr, void *extra)
     return MPI_SUCCESS;
 }
 
+/* Everything a build keeps or uses, taken before its first communication (build_mem_take):
+ * a rank that cannot get it says so in one agreement, and every rank leaves the communicator
+ * to the native library (nothing was built anywhere, nothing to undo), instead of one rank
+ * ending the job halfway through the build's collectives while the others wait in them. */
+typedef struct {
+    long long *keys, *key;             /* 2n, n */
+    int *world, *part, *gsize;         /* n each */
+    int *lv[CARACAL_MAX_LEVELS][3];    /* group, lrank, rep for each level the build may add */
+    int *flat[3];                      /* the flat level's group, lrank, rep */
+} build_mem;
+
+static void build_mem_free(build_mem *m)
+{
+    free(m->keys), free(m->key), free(m->world), free(m->part), free(m->gsize);
+    for (int l = 0; l < CARACAL_MAX_LEVELS; l++)
+        for (int k = 0; k < 3; k++)
+            free(m->lv[l][k]);
+    for (int k = 0; k < 3; k++)
+        free(m->flat[k]);
+    memset(m, 0, sizeof *m);
+}
+
+/* 1 if every block could be had (plain malloc: a failure is an answer here, not the end) */
+static int build_mem_take(build_mem *m, int n)
+{
+    size_t ints = (size_t)n * sizeof(int), lls = (size_t)n * sizeof(long long);
+    int ok = (m->keys = malloc(2 * lls)) && (m->key = malloc(lls)) && (m->world = malloc(ints)) &&
+             (m->part = malloc(ints)) && (m->gsize = malloc(ints));
+    for (int l = 0; l < CARACAL_MAX_LEVELS; l++)
+        for (int k = 0; k < 3 && ok; k++)
+            ok = (m->lv[l][k] = malloc(ints)) != NULL;
+    for (int k = 0; k < 3 && ok; k++)
+        ok = (m->flat[k] = malloc(ints)) != NULL;
+    return ok;
+}
+
 /* Add one level: participants `part` grouped by `key`; returns 0 if the level is
- * degenerate (all groups of size 1) and was not added. */
-static int add_level(caracal_hier *h, const char *kind, int *part, const long long *key)
+ * degenerate (all groups of size 1) and was not added. Its arrays come from m. */
+static int add_level(caracal_hier *h, const char *kind, int *part, const long long *key, build_mem *m)
 {
     int n = h->size;
-    int *group = caracal_xmalloc(n * sizeof *group), *lrank = caracal_xmalloc(n * sizeof *lrank);
-    int *gsize = caracal_xcalloc(n, sizeof *gsize);
+    if (h->nlevels == CARACAL_MAX_LEVELS)
+        return 0;
+    int *group = m->lv[h->nlevels][0], *lrank = m->lv[h->nlevels][1], *gsize = m->gsize;
+    memset(gsize, 0, (size_t)n * sizeof *gsize);
     int maxg = 0;
     for (int i = 0; i < n; i++) {
         group[i] = lrank[i] = -1;
@@ -143,18 +181,15 @@ static int add_level(caracal_hier *h, const char *kind, int *part, const long lo
         if (gsize[group[i]] > maxg)
             maxg = gsize[group[i]];
     }
-    free(gsize);
-    if (maxg < 2 || h->nlevels == CARACAL_MAX_LEVELS) {
-        free(group);
-        free(lrank);
-        return 0;
-    }
+    if (maxg < 2)
+        return 0; /* (its arrays stay in m for the next level) */
     caracal_level *lv = &h->level[h->nlevels];
     lv->kind = kind;
     lv->group = group;
     lv->lrank = lrank;
     lv->maxgroup = maxg;
-    lv->rep = caracal_xmalloc(n * sizeof *lv->rep);
+    lv->rep = m->lv[h->nlevels][2];
+    m->lv[h->nlevels][0] = m->lv[h->nlevels][1] = m->lv[h->nlevels][2] = NULL; /* the level's now */
     for (int i = 0; i < n; i++)
         lv->rep[i] = h->nlevels == 0 ? i : h->level[h->nlevels - 1].group[h->level[h->nlevels - 1].rep[i]];
     PMPI_Comm_split(h->dup, part[h->rank] ? group[h->rank] : MPI_UNDEFINED, h->rank, &lv->comm);
@@ -194,14 +229,24 @@ static int distinct_groups(const caracal_topology *t, int l, const int *world, i
 static caracal_hier *build(MPI_Comm comm)
 {
     static long serials;
-    caracal_hier *h = caracal_xcalloc(1, sizeof *h);
+    int n = 0;
+    PMPI_Comm_size(comm, &n);
+    build_mem m = {0};
+    caracal_hier *h = calloc(1, sizeof *h);
+    int ok = h && build_mem_take(&m, n);
+    /* the one agreement (comm: every rank is in this blocking collective, as for the dup) */
+    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+    if (!ok) {
+        free(h);
+        build_mem_free(&m);
+        return NULL;
+    }
     h->serial = (unsigned long)caracal_add_long(&serials, 1); /* threads build hierarchies of distinct communicators at once */
     h->comm = comm;
     h->refs = 1;
     PMPI_Comm_dup(comm, &h->dup);
     PMPI_Comm_rank(h->dup, &h->rank);
     PMPI_Comm_size(h->dup, &h->size);
-    int n = h->size;
 
     /* node key: lowest rank of my shared-memory node, refined by CARACAL_NODE_SIZE */
     MPI_Comm node;
@@ -214,14 +259,14 @@ static caracal_hier *build(MPI_Comm comm)
     mine[1] = (long long)nodeleader * (n + 1) + (vsize > 0 ? h->rank / vsize : 0);
     int sock = socket_key();
     mine[0] = sock < 0 ? -1 : mine[1] * 4096 + sock;
-    long long *keys = caracal_xmalloc(2 * n * sizeof *keys);
+    long long *keys = m.keys;
     PMPI_Allgather(mine, 2, MPI_LONG_LONG, keys, 2, MPI_LONG_LONG, h->dup);
-    int wrank, *world = caracal_xmalloc(n * sizeof *world);
+    int wrank, *world = m.world;
     PMPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     PMPI_Allgather(&wrank, 1, MPI_INT, world, 1, MPI_INT, h->dup);
 
-    int *part = caracal_xmalloc(n * sizeof *part);
-    long long *key = caracal_xcalloc(n, sizeof *key);
+    int *part = m.part;
+    long long *key = m.key;
     for (int i = 0; i < n; i++)
         part[i] = 1;
     const caracal_topology *topo = caracal_topology_get();
@@ -236,7 +281,7 @@ static caracal_hier *build(MPI_Comm comm)
                 continue;
             for (int i = 0; i < n; i++)
                 key[i] = caracal_topology_group(topo, l, world[i]);
-            add_level(h, topo->level_name[l], part, key);
+            add_level(h, topo->level_name[l], part, key, &m);
         }
     } else {
         int have_socket = 1;
@@ -245,20 +290,16 @@ static caracal_hier *build(MPI_Comm comm)
         if (have_socket) {
             for (int i = 0; i < n; i++)
                 key[i] = keys[2 * i];
-            add_level(h, "socket", part, key);
+            add_level(h, "socket", part, key, &m);
         }
         for (int i = 0; i < n; i++)
             key[i] = keys[2 * i + 1];
-        add_level(h, "node", part, key);
+        add_level(h, "node", part, key, &m);
     }
-    free(world);
     for (int i = 0; i < n; i++)
         key[i] = 0;
-    add_level(h, "top", part, key);
+    add_level(h, "top", part, key, &m);
     /* a single group holding everybody at a lower level is the top already */
-    free(part);
-    free(key);
-    free(keys);
 
     /* the flat level: everybody on dup */
     h->flat.kind = "top";
@@ -266,9 +307,11 @@ static caracal_hier *build(MPI_Comm comm)
     h->flat.rank = h->rank;
     h->flat.size = n;
     h->flat.maxgroup = n;
-    h->flat.group = caracal_xmalloc(n * sizeof(int));
-    h->flat.lrank = caracal_xmalloc(n * sizeof(int));
-    h->flat.rep = caracal_xmalloc(n * sizeof(int));
+    h->flat.group = m.flat[0];
+    h->flat.lrank = m.flat[1];
+    h->flat.rep = m.flat[2];
+    m.flat[0] = m.flat[1] = m.flat[2] = NULL;
+    build_mem_free(&m); /* the temporaries and the levels not added */
     for (int i = 0; i < n; i++) {
         h->flat.group[i] = 0;
         h->flat.lrank[i] = i;
@@ -358,6 +401,10 @@ caracal_hier *caracal_hier_get(MPI_Comm comm)
     if (caracal_active_requests)
         caracal_progress_drain();
     h = build(comm);
+    if (!h) { /* out of memory on some rank: every rank leaves comm to the native library */
+        caracal_log("init", "hierarchy of communicator: out of memory on some rank; native");
+        return NULL;
+    }
     PMPI_Comm_set_attr(comm, keyval, h);
     caracal_log("init", "hierarchy of communicator: %s, %d ranks", h->desc, h->size);
     if (caracal_log_enabled("hier"))

@@ -50,10 +50,14 @@ int main(int argc, char **argv)
     if (size >= 4) {
         MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
         MPI_Barrier(half); /* its first call blocking: nonblocking calls then find its hierarchy */
-        expected++;
+        /* and a large blocking one: it maps the segment's data slots (a nonblocking call never
+         * does; without slots a large bcast or reduce goes to the next rule, native here) */
+        MPI_Bcast(a, 20000, MPI_INT, 0, half);
+        expected += 2;
     }
     MPI_Barrier(MPI_COMM_WORLD);
-    expected++;
+    MPI_Bcast(a, 20000, MPI_INT, 0, MPI_COMM_WORLD);
+    expected += 2;
     long before = caracal_coll_count() - expected;
     for (int it = 0; it < iters; it++) {
         shared ^= shared << 13;

@@ -30,11 +30,8 @@ static int progress(caracal_task *t)
     switch (t->state) {
     case 0:
         if (r->tree.nchild) {
-            MPI_Aint lb, extent, tlb, textent;
-            PMPI_Type_get_extent(r->dt, &lb, &extent);
+            MPI_Aint tlb, textent;
             PMPI_Type_get_true_extent(r->dt, &tlb, &textent);
-            r->span = r->count ? textent + (r->count - 1) * extent : 1;
-            r->scratch = caracal_xmalloc((size_t)r->span * r->tree.nchild + 64);
             for (int j = 0; j < r->tree.nchild; j++)
                 PMPI_Irecv((char *)r->scratch + j * r->span - tlb, r->count, r->dt, r->tree.child[j], r->tag,
                            r->comm, &r->recv[j]);
@@ -104,6 +101,13 @@ caracal_task *caracal_p2p_reduce_knomial(const void *src, void *dst, int count, 
     r->tag = tag;
     r->send = r->final = MPI_REQUEST_NULL;
     r->recv = caracal_xmalloc((r->tree.nchild + 1) * sizeof(MPI_Request));
+    if (r->tree.nchild) { /* the children's inputs: taken now, so that a running reduce allocates nothing */
+        MPI_Aint lb, extent, tlb, textent;
+        PMPI_Type_get_extent(dt, &lb, &extent);
+        PMPI_Type_get_true_extent(dt, &tlb, &textent);
+        r->span = count ? textent + (count - 1) * extent : 1;
+        r->scratch = caracal_xmalloc((size_t)r->span * r->tree.nchild + 64);
+    }
     return &r->task;
 }
 

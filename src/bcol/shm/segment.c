@@ -1,8 +1,10 @@
 /* The node group's shared-memory segment: creation, mapping, unlinking. */
 #define _GNU_SOURCE
 #include "segment.h"
+#include "single_copy.h"
 #include "config.h"
 #include "log.h"
+#include "threads.h"
 #include <fcntl.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -79,14 +81,13 @@ enum { SEGMENT_CAP = 16 << 20, FALLBACK_SLOT = 64 << 10 };
  * budget or /dev/shm is short: smaller slots (FALLBACK_SLOT), then none (large steps use
  * single copy, or the level's point-to-point algorithm where the kernel refuses it); a
  * communicator whose control segment does not fit has no segment (its node level runs
- * point-to-point). One warning per node. Bytes return to the budget when the communicator
+ * point-to-point). One warning per job, at MPI_Finalize. Bytes return to the budget when the communicator
  * is freed. The counter lives in a page of its own, created in MPI_Init over
  * MPI_COMM_TYPE_SHARED of MPI_COMM_WORLD (caracal_shm_budget_setup); without it (no
  * collectives at init) each process counts for itself. The counter is one atomic word in
  * shared memory: safe across processes and threads. */
 typedef struct {
     _Atomic long long used;
-    _Atomic int warned; /* the "budget is full" warning is printed once per node */
 } shm_budget;
 static shm_budget *budget, own_budget;
 static _Atomic long long budget_cap = -1;
@@ -194,11 +195,40 @@ static void budget_give(size_t bytes)
     atomic_fetch_sub(&(budget ? budget : &own_budget)->used, (long long)bytes);
 }
 
-static void warn_full(const char *what)
+/* What the budget refused in this process (only member 0 of a group asks): FULL_* bits. The
+ * job's one warning is printed at MPI_Finalize (caracal_shm_budget_report): the budget is a
+ * node's, so no rank knows at the moment whether another node has already said it, and a
+ * warning per node (or per group) repeats the same line dozens of times in a large job. The
+ * moment itself goes to the log (CARACAL_LOG=init). */
+enum { FULL_CONTROL = 1, FULL_SLOTS = 2, FULL_SMALLER = 4 };
+static _Atomic int refused;
+
+static void note_full(int what)
 {
-    if (!atomic_exchange(&(budget ? budget : &own_budget)->warned, 1))
-        caracal_warn("shared memory: the node's budget (CARACAL_SHM_CAP=%s) or /dev/shm is full; %s",
-                     caracal_setting_str(CARACAL_SET_SHM_CAP), what);
+    atomic_fetch_or(&refused, what);
+    caracal_log("init", "shared memory: the node's budget (CARACAL_SHM_CAP=%s) or /dev/shm is full: %s",
+                caracal_setting_str(CARACAL_SET_SHM_CAP),
+                what == FULL_CONTROL ? "no segment, the node level runs point-to-point"
+                : what == FULL_SLOTS ? "no data slots, large calls go native or point-to-point (or single copy)"
+                                     : "smaller data slots");
+}
+
+void caracal_shm_budget_report(void)
+{
+    int all = atomic_load(&refused), rank = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    PMPI_Reduce(rank == 0 ? MPI_IN_PLACE : &all, &all, 1, MPI_INT, MPI_BOR, 0, MPI_COMM_WORLD);
+    if (rank != 0 || !all)
+        return;
+    char what[200] = "";
+    if (all & FULL_CONTROL)
+        strcat(what, "; communicators without a segment ran their node level point-to-point");
+    if (all & FULL_SLOTS)
+        strcat(what, "; communicators without data slots ran large calls native, point-to-point or by single copy");
+    else if (all & FULL_SMALLER)
+        strcat(what, "; some communicators got smaller data slots");
+    caracal_warn("shared memory: a node's budget (CARACAL_SHM_CAP=%s) or /dev/shm was full%s; "
+                 "a larger cap (or /dev/shm) gives them the shm path", caracal_setting_str(CARACAL_SET_SHM_CAP), what);
 }
 
 /* The control part: posted and ack lines, single-copy lines, the wait line, small buffers. */
@@ -242,8 +272,9 @@ static int reserve(int fd, size_t bytes)
 
 /* Member 0 has created `name` (empty: it could not) and taken `bytes` from the budget; every
  * member maps it, all agree, member 0 unlinks it. Returns the mapping or NULL (on every
- * member alike; the budget is given back). Collective over comm. */
-static void *map_agreed(MPI_Comm comm, int me, char *name, size_t bytes)
+ * member alike; the budget is given back), also when some member's local_ok is 0 (it could not
+ * allocate what goes with the mapping). Collective over comm. */
+static void *map_agreed(MPI_Comm comm, int me, char *name, size_t bytes, int local_ok)
 {
     PMPI_Bcast(name, 64, MPI_CHAR, 0, comm);
     int fd = -1;
@@ -254,7 +285,7 @@ static void *map_agreed(MPI_Comm comm, int me, char *name, size_t bytes)
         base = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         close(fd);
     }
-    int ok = base != MAP_FAILED;
+    int ok = base != MAP_FAILED && local_ok;
     PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm); /* everybody mapped (or not) */
     if (me == 0 && name[0])
         shm_unlink(name);
@@ -292,16 +323,20 @@ void caracal_shm_hier_setup(caracal_hier *h)
             }
             close(fd);
             if (failed) {
-                warn_full("node levels of further communicators use point-to-point");
+                note_full(FULL_CONTROL);
                 shm_unlink(name); /* created but not reservable: remove it now, nobody else will */
                 name[0] = 0;
             }
         }
     }
-    void *base = map_agreed(lv->comm, me, name, bytes);
-    if (!base)
+    /* the segment's state before the agreement: out of memory there means no segment on any
+     * member (the node level runs point-to-point), not the end of the job */
+    caracal_shm_seg *s = calloc(1, sizeof *s);
+    void *base = map_agreed(lv->comm, me, name, bytes, s != NULL);
+    if (!base) {
+        free(s);
         return;
-    caracal_shm_seg *s = caracal_xcalloc(1, sizeof *s);
+    }
     s->base = base;
     s->bytes = bytes;
     s->n = n;
@@ -345,7 +380,7 @@ void caracal_shm_slots_setup(caracal_hier *h)
         int fd = create_file(name), failed = 1;
         for (size_t want = slot; fd >= 0 && failed; want = FALLBACK_SLOT) {
             if (want < slot)
-                caracal_log("init", "node segment: no room for %zu-byte slots; trying %zu-byte slots", slot, want);
+                note_full(FULL_SMALLER);
             slot = want;
             if (budget_take(2 * (size_t)s->n * slot, 1)) {
                 failed = reserve(fd, 2 * (size_t)s->n * slot) != 0;
@@ -358,8 +393,7 @@ void caracal_shm_slots_setup(caracal_hier *h)
         if (fd >= 0)
             close(fd);
         if (failed) {
-            warn_full(s->cma ? "large messages of further communicators use single copy or point-to-point"
-                             : "large messages of further communicators use point-to-point");
+            note_full(FULL_SLOTS);
             if (name[0])
                 shm_unlink(name);
             name[0] = 0;
@@ -368,7 +402,7 @@ void caracal_shm_slots_setup(caracal_hier *h)
     unsigned long long slot_ull = slot; /* member 0's, after any fallback */
     PMPI_Bcast(&slot_ull, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
     size_t bytes = 2 * (size_t)s->n * (size_t)slot_ull;
-    void *data = map_agreed(comm, s->me, name, bytes);
+    void *data = map_agreed(comm, s->me, name, bytes, 1);
     if (!data) {
         caracal_log("init", "node segment: no data slots (large steps: %s)", s->cma ? "single copy" : "point-to-point");
         return;
@@ -382,12 +416,28 @@ void caracal_shm_slots_setup(caracal_hier *h)
     caracal_log("init", "node segment: %d members, %zu-byte slots, %zu-byte chunks", s->n, s->slot, s->chunk);
 }
 
+/* Return the control part's pages. Under MPI_THREAD_MULTIPLE another thread may be about to
+ * sleep on a flag of this segment: its wait hint (core/wait.h) is left by a check it made
+ * while stepping one of this communicator's tasks, which then completed elsewhere, and the
+ * communicator was freed before that thread's next sleep (test_threads_persist segfaulted in
+ * caracal_wait_sleep so). The range is therefore replaced by private zero pages instead of
+ * unmapped: such a sleeper reads 0 and returns within its bound. The shared pages go back
+ * to /dev/shm all the same (the file was unlinked, this was its mapping); only the address
+ * range stays taken (about 9 KiB per member). */
+static void unmap_control(void *base, size_t bytes)
+{
+    if (caracal_threaded &&
+        mmap(base, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED)
+        return;
+    munmap(base, bytes);
+}
+
 void caracal_shm_hier_free(caracal_hier *h)
 {
     caracal_shm_seg *s = h->shm;
     if (!s)
         return;
-    munmap(s->base, s->bytes);
+    unmap_control(s->base, s->bytes);
     if (s->data_base)
         munmap(s->data_base, s->data_bytes);
     if (s->me == 0) /* the creator took the bytes from the node's budget */
@@ -404,10 +454,12 @@ int caracal_shm_usable(caracal_hier *h, int l)
     return s && s->level == l;
 }
 
-int caracal_shm_usable_bytes(caracal_hier *h, int l, size_t bytes)
+int caracal_shm_usable_bytes(caracal_hier *h, int l, int kind, size_t bytes)
 {
     caracal_shm_seg *s = h->shm;
-    return s && s->level == l && (bytes <= CARACAL_SHM_SMALL || caracal_shm_has_slots(s) || s->cma);
+    return s && s->level == l &&
+           (bytes <= CARACAL_SHM_SMALL || caracal_shm_has_slots(s) ||
+            (kind != CARACAL_SHM_K_SYNC && caracal_shm_cma_without_slots(s, kind, bytes)));
 }
 
 int caracal_shm_slots_usable(caracal_hier *h, int l)
@@ -420,6 +472,8 @@ void *caracal_shm_scratch(caracal_shm_seg *s, int i, size_t bytes)
 {
     if (s->scratch_bytes[i] < bytes) {
         free(s->scratch[i]);
+        s->scratch[i] = NULL; /* (an allocation failure returns through the schedule's guard) */
+        s->scratch_bytes[i] = 0;
         s->scratch[i] = caracal_xmalloc(bytes);
         s->scratch_bytes[i] = bytes;
     }

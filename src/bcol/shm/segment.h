@@ -60,8 +60,9 @@ typedef struct {
     uint64_t all_acked;              /* a step every member had finished when last looked (acks only grow) */
 } caracal_shm_seg;
 
-/** Scratch buffer i of at least `bytes`, valid until the next call: only for the step that
- *  is running now (steps run in order, so no other step of this segment uses it). */
+/** Scratch buffer i of at least `bytes`, kept between calls: taken by a task built while no
+ *  step of this segment is pending (steps run in order, so no other step uses it until that
+ *  task's steps are done; a task built behind pending steps allocates its own). */
 void *caracal_shm_scratch(caracal_shm_seg *s, int i, size_t bytes);
 
 /** The segment has its data slots (agreed by every member: they are set up only in a blocking

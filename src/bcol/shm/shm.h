@@ -25,15 +25,23 @@
 /** The node-wide budget of segment bytes (CARACAL_SHM_CAP): collective over MPI_COMM_WORLD,
  *  called in MPI_Init before any segment exists. */
 void caracal_shm_budget_setup(void);
+/** One warning for the job if any node's budget refused a segment or slots: collective over
+ *  MPI_COMM_WORLD, in MPI_Finalize (printed by rank 0). */
+void caracal_shm_budget_report(void);
 /** Set up the segment of my node group (collective over the node level's group). */
 void caracal_shm_hier_setup(caracal_hier *h);
 /** Free the segment state of a hierarchy (called when the hierarchy is freed). */
 void caracal_shm_hier_free(caracal_hier *h);
 int caracal_shm_usable(caracal_hier *h, int l);
-/** Level l has a segment that can carry a bcast, reduce or allreduce of `bytes` bytes (or a
- *  barrier, fan-in, fan-out: 0): up to CARACAL_SHM_SMALL always, larger ones through the
- *  data slots or, without them, single copy. The same answer on every member. */
-int caracal_shm_usable_bytes(caracal_hier *h, int l, size_t bytes);
+/* What a step carries, for caracal_shm_usable_bytes (the values of single_copy.h's kinds). */
+enum { CARACAL_SHM_K_BCAST, CARACAL_SHM_K_REDUCE, CARACAL_SHM_K_ALLREDUCE, CARACAL_SHM_K_SYNC };
+/** Level l has a segment that should carry a `kind` call of `bytes` bytes (a barrier,
+ *  fan-in, fan-out: CARACAL_SHM_K_SYNC, 0): up to CARACAL_SHM_SMALL always, larger ones
+ *  through the data slots or, without them (the node's budget refused them), by single copy
+ *  only where that is not slower than the alternatives (caracal_shm_cma_without_slots); 0
+ *  sends the call to the next rule (native, or the level's point-to-point algorithm). The
+ *  same answer on every member. */
+int caracal_shm_usable_bytes(caracal_hier *h, int l, int kind, size_t bytes);
 /** Level l has a segment with data slots (what the block collectives need). */
 int caracal_shm_slots_usable(caracal_hier *h, int l);
 /** The segment has not asked for its data slots yet (then a blocking collective that may

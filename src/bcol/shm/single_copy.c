@@ -41,6 +41,8 @@ typedef struct {
     size_t tsize;
     uint64_t step0;
     char *psrc, *pdst;           /* contiguous bytes published / read (== src/dst if contiguous) */
+    char *buf[2];                /* packed data, and (reduce off the root) my result slice: taken
+                                  * when built, so that a running task allocates nothing */
     char *acc, *tmp, *rbuf;      /* one piece: typed accumulator, typed input, packed input */
     void *mem[5];
 } cma_task;
@@ -125,9 +127,9 @@ static int progress(caracal_task *task)
             /* buffers of the packed data and (reduce off the root) of my result slice; the
              * segment's scratch is mine now: every earlier step has finished */
             if (!t->contig)
-                t->psrc = t->pdst = caracal_shm_scratch(s, 0, bytes);
+                t->psrc = t->pdst = t->buf[0];
             if (t->kind != K_CMA_BCAST && (!t->contig || !gathers(t)))
-                t->pdst = caracal_shm_scratch(s, 1, bytes);
+                t->pdst = t->buf[1];
             if (t->kind != K_CMA_BCAST || me == t->root) {
                 if (!t->contig) /* now, not when built: in a schedule the data may arrive later */
                     caracal_type_pack(t->src, t->count, t->dt, t->psrc, (int)bytes, &(int){0});
@@ -206,10 +208,25 @@ static void destroy(caracal_task *task)
     free(t);
 }
 
+/* Without data slots (the node's budget refused them) a step larger than the small buffers
+ * has only single copy here, and where that loses to the native library the call must not
+ * come to the segment at all (caracal_shm_usable_bytes says no, the selection passes to the
+ * next rule). Measured at 2 ranks on the 40th of 40 live communicators, the one without slots
+ * (bench/results/shm-many-comms.md, and shm-noslots.md for the fix): single-copy allreduce
+ * 0.6-0.75x native at 64 KiB-1 MiB, bcast 0.93-1.3x, reduce 3.2-5.3x (it was 1.1x through
+ * slots). So single copy where its switch would take it with slots too (CARACAL_SHM_CMA_BCAST,
+ * _REDUCE: auto is on in groups of more than 2, reduce off), allreduce always, and in either
+ * case only from CARACAL_SHM_CMA_MIN (below it a step is a few system calls for little data). */
+int caracal_shm_cma_without_slots(const caracal_shm_seg *s, int kind, size_t bytes)
+{
+    int wanted = kind == K_CMA_BCAST ? s->cma_bcast : kind == K_CMA_REDUCE ? s->cma_reduce : 1;
+    return s->cma && wanted && bytes >= s->cma_min;
+}
+
 int caracal_shm_cma_applies(const caracal_shm_seg *s, int kind, int count, MPI_Datatype dt)
 {
     if (!caracal_shm_has_slots(s) && caracal_type_size(dt) * (size_t)count > CARACAL_SHM_SMALL)
-        return s->cma && count > 0; /* no slots for copy-in/copy-out: single copy whatever the switches */
+        return count > 0 && caracal_shm_cma_without_slots(s, kind, caracal_type_size(dt) * (size_t)count);
     int wanted = kind == K_CMA_BCAST ? s->cma_bcast : kind == K_CMA_REDUCE ? s->cma_reduce : s->cma_allreduce;
     return s->cma && wanted && count > 0 && caracal_type_size(dt) * (size_t)count >= s->cma_min;
 }
@@ -241,6 +258,14 @@ caracal_task *caracal_shm_cma(caracal_shm_seg *s, int kind, const void *src, voi
         t->acc = caracal_type_alloc(t->per, dt, &t->mem[3]);
         t->tmp = caracal_type_alloc(t->per, dt, &t->mem[4]);
     }
+    /* The segment's scratch is kept between calls (a fresh large buffer is page faults on
+     * every call); it may grow only while no step of the segment is pending (then nobody holds
+     * it). A task built behind pending steps gets buffers of its own. */
+    size_t bytes = (size_t)count * t->tsize;
+    int idle = s->local_step == s->next_step;
+    for (int i = 0; i < 2; i++)
+        if (i == 0 ? !t->contig : kind != K_CMA_BCAST && (!t->contig || !gathers(t)))
+            t->buf[i] = idle ? caracal_shm_scratch(s, i, bytes) : (t->mem[i] = caracal_xmalloc(bytes));
     t->step0 = s->next_step + 1;
     s->next_step += kind == K_CMA_BCAST ? 1 : 2;
     return &t->task;

@@ -8,7 +8,7 @@ static int alltoall(caracal_coll_call *c, MPI_Comm comm, MPI_Request *request)
     caracal_task *t;
     if (!caracal_coll_call_start(c, comm, !request, &t))
         return -1;
-    return caracal_coll_call_finish(t, request);
+    return caracal_coll_call_finish(t, comm, request);
 }
 
 int caracal_impl_MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)

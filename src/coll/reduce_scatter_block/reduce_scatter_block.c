@@ -8,7 +8,7 @@ static int reduce_scatter_block(caracal_coll_call *c, MPI_Comm comm, MPI_Request
     caracal_task *t;
     if (!caracal_coll_call_start(c, comm, !request, &t))
         return -1;
-    return caracal_coll_call_finish(t, request);
+    return caracal_coll_call_finish(t, comm, request);
 }
 
 int caracal_impl_MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)

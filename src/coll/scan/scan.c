@@ -8,7 +8,7 @@ static int scan(caracal_coll_call *c, MPI_Comm comm, MPI_Request *request)
     caracal_task *t;
     if (!caracal_coll_call_start(c, comm, !request, &t))
         return -1;
-    return caracal_coll_call_finish(t, request);
+    return caracal_coll_call_finish(t, comm, request);
 }
 
 int caracal_impl_MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)

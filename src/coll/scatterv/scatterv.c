@@ -8,7 +8,7 @@ static int scatterv(caracal_coll_call *c, MPI_Comm comm, MPI_Request *request)
     caracal_task *t;
     if (!caracal_coll_call_start(c, comm, !request, &t))
         return -1;
-    return caracal_coll_call_finish(t, request);
+    return caracal_coll_call_finish(t, comm, request);
 }
 
 int caracal_impl_MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
