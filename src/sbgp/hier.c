@@ -6,6 +6,8 @@
 #include "bcol/shm/shm.h"
 #include "map/topology.h"
 #include "progress.h"
+#include "under_smpi.h"
+#include "group_comm.h"
 void caracal_progress_drain(void); /* coll/call.c */
 #include <hwloc.h>
 #include <stdint.h>
@@ -62,6 +64,8 @@ static int socket_key(void)
 static void socket_key_find(void)
 {
     int cached = -1;
+    if (caracal_smpi())
+        return; /* a simulated host has no packages (core/under_smpi.h) */
     hwloc_topology_t topo;
     if (load_topology(&topo))
         return;
@@ -122,6 +126,16 @@ static int delete_fn(MPI_Comm comm, int kv, void *attr, void *extra)
     return MPI_SUCCESS;
 }
 
+/* qsort's order of participants in add_level: by key, then rank (the keys in a thread-local:
+ * threads may build the hierarchies of distinct communicators at once) */
+static __thread const long long *sort_keys;
+static int cmp_by_key(const void *a, const void *b)
+{
+    int i = *(const int *)a, j = *(const int *)b;
+    long long x = sort_keys[i], y = sort_keys[j];
+    return x != y ? (x > y) - (x < y) : (i > j) - (i < j);
+}
+
 /* Add one level: participants `part` grouped by `key`; returns 0 if the level is
  * degenerate (all groups of size 1) and was not added. */
 static int add_level(caracal_hier *h, const char *kind, int *part, const long long *key)
@@ -130,15 +144,24 @@ static int add_level(caracal_hier *h, const char *kind, int *part, const long lo
     int *group = caracal_xmalloc(n * sizeof *group), *lrank = caracal_xmalloc(n * sizeof *lrank);
     int *gsize = caracal_xcalloc(n, sizeof *gsize);
     int maxg = 0;
+    /* participants sorted by (key, rank): the first of each run of equal keys is its group's
+     * leader. n log n, not n * groups: every simulated rank does this on one host core. */
+    int np = 0, *order = caracal_xmalloc(n * sizeof *order);
     for (int i = 0; i < n; i++) {
         group[i] = lrank[i] = -1;
+        if (part[i])
+            order[np++] = i;
+    }
+    sort_keys = key;
+    qsort(order, (size_t)np, sizeof *order, cmp_by_key);
+    for (int p = 0; p < np; p++) {
+        int i = order[p];
+        group[i] = p > 0 && key[order[p - 1]] == key[i] ? group[order[p - 1]] : i;
+    }
+    free(order);
+    for (int i = 0; i < n; i++) {
         if (!part[i])
             continue;
-        for (int j = 0; j <= i; j++)
-            if (part[j] && key[j] == key[i]) {
-                group[i] = j;
-                break;
-            }
         lrank[i] = gsize[group[i]]++;
         if (gsize[group[i]] > maxg)
             maxg = gsize[group[i]];
@@ -157,7 +180,7 @@ static int add_level(caracal_hier *h, const char *kind, int *part, const long lo
     lv->rep = caracal_xmalloc(n * sizeof *lv->rep);
     for (int i = 0; i < n; i++)
         lv->rep[i] = h->nlevels == 0 ? i : h->level[h->nlevels - 1].group[h->level[h->nlevels - 1].rep[i]];
-    PMPI_Comm_split(h->dup, part[h->rank] ? group[h->rank] : MPI_UNDEFINED, h->rank, &lv->comm);
+    caracal_group_comm(h->dup, group, h->rank, n, &lv->comm);
     lv->rank = -1;
     lv->size = 0;
     if (lv->comm != MPI_COMM_NULL) {
