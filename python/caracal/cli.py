@@ -24,6 +24,7 @@ COMMANDS = [
     "map",
     "info",
     "testbed",
+    "simulate",
 ]
 
 DESCRIPTION = """\
