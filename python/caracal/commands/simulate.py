@@ -39,8 +39,9 @@ def add_arguments(p):
     p.add_argument("--ppn", type=int, default=32, metavar="P", help="cores (ranks) per node (default 32)")
     p.add_argument("--mapping", default="block", metavar="block|roundrobin|FILE")
     p.add_argument("--env", action="append", default=[], metavar="K=V", help="environment of the ranks (repeatable)")
-    p.add_argument("--selector", default="default", choices=simrun.SELECTORS,
-                   help="SMPI's collective algorithms for what runs native (smpi/coll-selector)")
+    p.add_argument("--selector", default="mpich", choices=simrun.SELECTORS,
+                   help="SMPI's collective algorithms for what runs native (smpi/coll-selector; default mpich: "
+                        "SMPI's own 'default' is one message per pair of ranks for allgather, quadratic in host time)")
     p.add_argument("--cfg", action="append", default=[], metavar="NAME:VALUE", help="another SMPI option")
     p.add_argument("--out", metavar="DIR", help="keep platform, hostfile, program, log and summary.json here")
     p.add_argument("--no-caracal", action="store_true",

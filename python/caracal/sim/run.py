@@ -25,7 +25,7 @@ SIM_TIME = re.compile(r"Simulated time: ([0-9.eE+-]+) seconds")
 
 
 def smpirun_command(program: Path, args: List[str], ranks: int, platform: Path, hostfile: Path,
-                    kind: str, selector: str = "default", extra_cfg: List[str] = ()) -> List[str]:
+                    kind: str, selector: str = "mpich", extra_cfg: List[str] = ()) -> List[str]:
     cfg = ["smpi/simulate-computation:no", "smpi/test:0", "smpi/iprobe:0", "smpi/display-timing:yes",
            f"smpi/coll-selector:{selector}"]
     if kind == "wan":
