@@ -18,7 +18,13 @@
  * The hwloc socket level is skipped too: a simulated host has no packages, only the real one. */
 #ifndef CARACAL_CORE_SMPI_H
 #define CARACAL_CORE_SMPI_H
-#include "gen_funcs.h" /* CARACAL_MPI_SMPI: gen_wrappers.py saw SMPI's mpi.h */
+#include <mpi.h>
+/* SMPI's mpi.h (through smpi/smpi.h) defines SMPI_SHARED_MALLOC; no real library's does */
+#ifdef SMPI_SHARED_MALLOC
+#define CARACAL_MPI_SMPI 1
+#else
+#define CARACAL_MPI_SMPI 0
+#endif
 
 /** Whether this build runs on SimGrid SMPI. */
 static inline int caracal_smpi(void) { return CARACAL_MPI_SMPI; }

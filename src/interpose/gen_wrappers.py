@@ -375,8 +375,6 @@ def main(preprocessed, interpose_def, out_c, out_h):
         h.write("\n/* The MPI-5 standard ABI (mpi_abi.h) or a library's own; Fortran entry points (none in\n"
                 " * an ABI build or under SMPI: gen_wrappers.py mpi_abi, smpi) */\n")
         h.write(f"#define CARACAL_MPI_ABI {int(abi)}\n#define CARACAL_HAVE_FORTRAN {int(fortran_ok)}\n")
-        h.write("/* SimGrid SMPI, a simulated MPI (core/under_smpi.h says what differs there) */\n")
-        h.write(f"#define CARACAL_MPI_SMPI {int(smpi(text))}\n")
         h.write("\n/* CARACAL_IMPL_IF_DECLARED functions this MPI has (interpose.def): CARACAL_HAVE_<MPI name>,\n"
                 " * and CARACAL_NATIVE_<MPI name>, the library's own entry (PMPI_ or PMPIX_) */\n")
         for w, (mpi, native) in sorted(optional_found.items()):
