@@ -91,7 +91,7 @@ def report(args):
                   "|---|---:|" + "---:|" * len(SELECTORS) + "---:|---:|"]
         for c in cases:
             car = sel["caracal"]["us"].get(c)
-            flats = [sel[s]["us"].get(c) for s in SELECTORS if s in sel]
+            flats = [sel[s]["us"].get(c) if s in sel else None for s in SELECTORS]
             flats_ok = [f for f in flats if f is not None]
             best = min(flats_ok) if flats_ok else None
             row = [c, f"{car:.1f}" if car is not None else "-"] + \
