@@ -27,6 +27,7 @@ COMMANDS = [
     "info",
     "testbed",
     "model",
+    "simulate",
 ]
 
 DESCRIPTION = """\

@@ -131,6 +131,7 @@ int caracal_progress(void)
     int completed = 0;
     if (caracal_threaded && pthread_mutex_trylock(&engine))
         return 0; /* another thread is stepping every request */
+    caracal_smpi_sweep();
     caracal_request **pp = &active;
     while (*pp) {
         caracal_request *r = *pp;
@@ -212,6 +213,10 @@ static __thread double wait_start, next_poke, sleep_us; /* each thread waits for
 
 void caracal_backoff(unsigned *spins)
 {
+    if (caracal_smpi()) { /* simulated: block in the library until a request moves */
+        caracal_smpi_block();
+        return;
+    }
     unsigned s = (*spins)++;
     double poke_us = caracal_wait_poke_us();
     if (s == 0) {

@@ -11,6 +11,7 @@
 #define CARACAL_CORE_PROGRESS_H
 #include <mpi.h>
 #include <stdatomic.h>
+#include "under_smpi.h" /* tasks' PMPI_Test under SMPI */
 
 enum { CARACAL_TASK_PENDING = 0, CARACAL_TASK_DONE = 1 };
 #define CARACAL_TASK_MAXSUCC 8

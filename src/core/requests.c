@@ -3,6 +3,9 @@
  * Otherwise a wait is a loop of (progress Caracal, PMPI_Test*) so that Caracal's
  * generalized requests, which PMPI_Wait* alone would never complete, mix freely with
  * native requests in one array. */
+/* Under SMPI the user's requests are never blocked on by caracal_smpi_block: one may be a
+ * generalized request that only this rank's progress completes (core/under_smpi.h). */
+#define CARACAL_SMPI_NO_REDIRECT
 #include "gen_funcs.h"
 #include "progress.h"
 #include "wait.h"

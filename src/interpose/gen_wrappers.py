@@ -328,11 +328,18 @@ def mpi_abi(text):
     return re.search(r"typedef\s+struct\s+MPI_ABI_Comm\s*\*\s*MPI_Comm\s*;", text) is not None
 
 
+def smpi(text):
+    """Whether this mpi.h is SimGrid SMPI's (a simulated MPI: `caracal simulate`). Its Fortran
+    bindings live in libsimgrid and simulated programs are C, so no Fortran entry points."""
+    return re.search(r"\bsmpi_main\s*\(", text) is not None
+
+
 def main(preprocessed, interpose_def, out_c, out_h):
     impl, hand, optional = read_def(interpose_def)
     text = open(preprocessed).read()
     funcs = parse(text)
     abi = mpi_abi(text)
+    fortran_ok = not abi and not smpi(text)
     optional_found = resolve_optional(optional, funcs, impl)
     ext_alias = {w: mpi for w, (mpi, _) in optional_found.items() if w != mpi}
     wrapped, skipped = [], []
@@ -366,8 +373,8 @@ def main(preprocessed, interpose_def, out_c, out_h):
         if ext_alias:
             h.write("#include <mpi-ext.h>\n")
         h.write("\n/* The MPI-5 standard ABI (mpi_abi.h) or a library's own; Fortran entry points (none in\n"
-                " * an ABI build: gen_wrappers.py mpi_abi) */\n")
-        h.write(f"#define CARACAL_MPI_ABI {int(abi)}\n#define CARACAL_HAVE_FORTRAN {int(not abi)}\n")
+                " * an ABI build or under SMPI: gen_wrappers.py mpi_abi, smpi) */\n")
+        h.write(f"#define CARACAL_MPI_ABI {int(abi)}\n#define CARACAL_HAVE_FORTRAN {int(fortran_ok)}\n")
         h.write("\n/* CARACAL_IMPL_IF_DECLARED functions this MPI has (interpose.def): CARACAL_HAVE_<MPI name>,\n"
                 " * and CARACAL_NATIVE_<MPI name>, the library's own entry (PMPI_ or PMPIX_) */\n")
         for w, (mpi, native) in sorted(optional_found.items()):
@@ -413,8 +420,8 @@ def main(preprocessed, interpose_def, out_c, out_h):
             c.write(f"    {ret} rc = {target}({args});\n")
             c.write(f"    CARACAL_PROF_EXIT(CARACAL_FN_{name});\n    return rc;\n#endif\n}}\n\n")
         known = {w[0] for w in wrapped} | hand
-        fortran = [] if abi else [f for f in fortran_functions(funcs, hand) if f[0] in known]
-        if not abi:
+        fortran = [f for f in fortran_functions(funcs, hand) if f[0] in known] if fortran_ok else []
+        if fortran_ok:
             write_fortran(c, fortran, funcs, impl)
     print(f"gen_wrappers: {len(wrapped)} MPI functions interposed, {len(skipped)} skipped, "
           f"{len(fortran)} Fortran entry points{' (MPI-5 standard ABI)' if abi else ''}", file=sys.stderr)

@@ -6,6 +6,8 @@
 #include "bcol/shm/shm.h"
 #include "map/topology.h"
 #include "progress.h"
+#include "under_smpi.h"
+#include "group_comm.h"
 void caracal_progress_drain(void); /* coll/call.c */
 #include <hwloc.h>
 #include <stdint.h>
@@ -62,6 +64,8 @@ static int socket_key(void)
 static void socket_key_find(void)
 {
     int cached = -1;
+    if (caracal_smpi())
+        return; /* a simulated host has no packages (core/under_smpi.h) */
     hwloc_topology_t topo;
     if (load_topology(&topo))
         return;
@@ -128,14 +132,14 @@ static int delete_fn(MPI_Comm comm, int kv, void *attr, void *extra)
  * ending the job halfway through the build's collectives while the others wait in them. */
 typedef struct {
     long long *keys, *key;             /* 2n, n */
-    int *world, *part, *gsize;         /* n each */
+    int *world, *part, *gsize, *order; /* n each */
     int *lv[CARACAL_MAX_LEVELS][3];    /* group, lrank, rep for each level the build may add */
     int *flat[3];                      /* the flat level's group, lrank, rep */
 } build_mem;
 
 static void build_mem_free(build_mem *m)
 {
-    free(m->keys), free(m->key), free(m->world), free(m->part), free(m->gsize);
+    free(m->keys), free(m->key), free(m->world), free(m->part), free(m->gsize), free(m->order);
     for (int l = 0; l < CARACAL_MAX_LEVELS; l++)
         for (int k = 0; k < 3; k++)
             free(m->lv[l][k]);
@@ -149,13 +153,23 @@ static int build_mem_take(build_mem *m, int n)
 {
     size_t ints = (size_t)n * sizeof(int), lls = (size_t)n * sizeof(long long);
     int ok = (m->keys = malloc(2 * lls)) && (m->key = malloc(lls)) && (m->world = malloc(ints)) &&
-             (m->part = malloc(ints)) && (m->gsize = malloc(ints));
+             (m->part = malloc(ints)) && (m->gsize = malloc(ints)) && (m->order = malloc(ints));
     for (int l = 0; l < CARACAL_MAX_LEVELS; l++)
         for (int k = 0; k < 3 && ok; k++)
             ok = (m->lv[l][k] = malloc(ints)) != NULL;
     for (int k = 0; k < 3 && ok; k++)
         ok = (m->flat[k] = malloc(ints)) != NULL;
     return ok;
+}
+
+/* qsort's order of participants in add_level: by key, then rank (the keys in a thread-local:
+ * threads may build the hierarchies of distinct communicators at once) */
+static __thread const long long *sort_keys;
+static int cmp_by_key(const void *a, const void *b)
+{
+    int i = *(const int *)a, j = *(const int *)b;
+    long long x = sort_keys[i], y = sort_keys[j];
+    return x != y ? (x > y) - (x < y) : (i > j) - (i < j);
 }
 
 /* Add one level: participants `part` grouped by `key`; returns 0 if the level is
@@ -168,15 +182,23 @@ static int add_level(caracal_hier *h, const char *kind, int *part, const long lo
     int *group = m->lv[h->nlevels][0], *lrank = m->lv[h->nlevels][1], *gsize = m->gsize;
     memset(gsize, 0, (size_t)n * sizeof *gsize);
     int maxg = 0;
+    /* participants sorted by (key, rank): the first of each run of equal keys is its group's
+     * leader. n log n, not n * groups: every simulated rank does this on one host core. */
+    int np = 0, *order = m->order;
     for (int i = 0; i < n; i++) {
         group[i] = lrank[i] = -1;
+        if (part[i])
+            order[np++] = i;
+    }
+    sort_keys = key;
+    qsort(order, (size_t)np, sizeof *order, cmp_by_key);
+    for (int p = 0; p < np; p++) {
+        int i = order[p];
+        group[i] = p > 0 && key[order[p - 1]] == key[i] ? group[order[p - 1]] : i;
+    }
+    for (int i = 0; i < n; i++) {
         if (!part[i])
             continue;
-        for (int j = 0; j <= i; j++)
-            if (part[j] && key[j] == key[i]) {
-                group[i] = j;
-                break;
-            }
         lrank[i] = gsize[group[i]]++;
         if (gsize[group[i]] > maxg)
             maxg = gsize[group[i]];
@@ -192,7 +214,7 @@ static int add_level(caracal_hier *h, const char *kind, int *part, const long lo
     m->lv[h->nlevels][0] = m->lv[h->nlevels][1] = m->lv[h->nlevels][2] = NULL; /* the level's now */
     for (int i = 0; i < n; i++)
         lv->rep[i] = h->nlevels == 0 ? i : h->level[h->nlevels - 1].group[h->level[h->nlevels - 1].rep[i]];
-    PMPI_Comm_split(h->dup, part[h->rank] ? group[h->rank] : MPI_UNDEFINED, h->rank, &lv->comm);
+    caracal_group_comm(h->dup, group, h->rank, n, &lv->comm);
     lv->rank = -1;
     lv->size = 0;
     if (lv->comm != MPI_COMM_NULL) {

@@ -5,6 +5,7 @@
 #include "config.h"
 #include "log.h"
 #include "threads.h"
+#include "under_smpi.h"
 #include <fcntl.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -304,8 +305,8 @@ void caracal_shm_hier_setup(caracal_hier *h)
     for (int i = 0; i < h->nlevels; i++)
         if (!strcmp(h->level[i].kind, "node"))
             l = i;
-    if (l < 0 || !caracal_setting_int(CARACAL_SET_SHM))
-        return;
+    if (l < 0 || !caracal_setting_int(CARACAL_SET_SHM) || caracal_smpi())
+        return; /* simulated ranks share no pages (core/under_smpi.h) */
     caracal_level *lv = &h->level[l];
     if (lv->comm == MPI_COMM_NULL)
         return; /* not a member of the node level (a socket-level non-leader) */

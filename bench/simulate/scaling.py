@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""Hierarchical (Caracal) against flat: barrier, bcast and allreduce (8 B, 4 KiB, 4 MiB) on a
+simulated cluster of 32-core nodes, block and round-robin mapping, against SMPI's own
+algorithms (selectors ompi, mpich, mvapich2, impi) -- the first source document's scaling plots.
+
+  bench/simulate/scaling.py --ranks 64,256,1024 [--json bench/results/simulate-scaling.json]
+  bench/simulate/scaling.py --report            # table (md) and plot from the JSON
+
+Each (ranks, mapping, variant) is one `caracal simulate` run of bench/simulate/coll_time.c,
+saved to the JSON as soon as it ends (a split run resumes). Simulated times are deterministic
+(smpi/simulate-computation:no); wall time, peak memory and load describe the host's cost.
+Runs above 4,096 ranks take many GB: run them under `flock /work/bench.lock` with >= 20 GiB free.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+SELECTORS = ("ompi", "mpich", "mvapich2", "impi")
+# Caracal's hierarchical algorithms on the levels the simulated hosts give (node, top)
+CARACAL_ENV = {"CARACAL_BARRIER": "hier", "CARACAL_BCAST": "knomial",
+               "CARACAL_ALLREDUCE": "recdbl@-64k ring@64k-"}
+LINE = re.compile(r"coll_time: (\w+) (\d+) ranks=(\d+) us=([0-9.]+) min=([0-9.]+)")
+
+
+def one_run(ranks, mapping, variant, ppn, iters):
+    cmd = [sys.executable, "-m", "caracal", "simulate", "--platform", "cluster", "--ranks", str(ranks),
+           "--ppn", str(ppn), "--mapping", mapping, "--cfg", "smpi/auto-shared-malloc-thresh:65536"]
+    if variant == "caracal":
+        for k, v in CARACAL_ENV.items():
+            cmd += ["--env", f"{k}={v}"]
+    else:
+        cmd += ["--no-caracal", "--selector", variant]
+    cmd += ["--", str(HERE / "coll_time.c"), str(iters)]
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    try:
+        summary = json.loads(p.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        raise SystemExit(f"scaling: {ranks} {mapping} {variant}: no summary:\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
+    times = {f"{m[1]} {m[2]}": float(m[4]) for m in LINE.finditer(p.stdout)}
+    r = {"ranks": ranks, "mapping": mapping, "variant": variant, "us": times,
+         "wall_s": summary["wall_s"], "peak_rss_mb": round(summary["peak_rss_bytes"] / 2**20),
+         "load": round(summary["load"], 1), "simulated_s": summary["simulated_s"]}
+    if summary["exit"] != 0:  # SMPI's own algorithm aborted: keep the cases it finished
+        errs = [ln for ln in p.stdout.splitlines() if "CRITICAL" in ln]
+        r["failed"] = (errs[0].split("] ", 2)[-1] if errs else f"exit {summary['exit']}")[:200]
+    return r
+
+
+def measure(args):
+    path = Path(args.json)
+    doc = json.loads(path.read_text()) if path.exists() else {
+        "schema": "caracal.bench-simulate-scaling/1", "platform": "cluster", "ppn": args.ppn,
+        "caracal_env": CARACAL_ENV, "runs": []}
+    done = {(r["ranks"], r["mapping"], r["variant"]) for r in doc["runs"]}
+    for ranks in [int(x) for x in args.ranks.split(",")]:
+        for mapping in ("roundrobin", "block"):
+            for variant in ("caracal",) + SELECTORS:
+                if (ranks, mapping, variant) in done:
+                    continue
+                r = one_run(ranks, mapping, variant, args.ppn, args.iters)
+                print(json.dumps(r), flush=True)
+                doc["runs"].append(r)
+                path.write_text(json.dumps(doc, indent=None, separators=(",", ":")) + "\n")
+
+
+def report(args):
+    doc = json.loads(Path(args.json).read_text())
+    runs = doc["runs"]
+    cases = ["barrier 0", "bcast 8", "bcast 4096", "bcast 4194304", "allreduce 8", "allreduce 4096",
+             "allreduce 4194304"]
+    lines = ["# Simulated scaling: Caracal's hierarchical collectives vs SMPI's flat ones", "",
+             f"Cluster of {doc['ppn']}-core nodes (docs/simulate.md), `caracal simulate`, "
+             "bench/simulate/coll_time.c; simulated microseconds per call (slowest rank). "
+             "best flat = the fastest of SMPI's selectors ompi, mpich, mvapich2, impi; "
+             "speedup = best flat / Caracal (> 1: Caracal faster). Caracal: "
+             + ", ".join(f"{k}={v}" for k, v in doc["caracal_env"].items()) + ".", ""]
+    keys = sorted({(r["ranks"], r["mapping"]) for r in runs})
+    for ranks, mapping in keys:
+        sel = {r["variant"]: r for r in runs if r["ranks"] == ranks and r["mapping"] == mapping}
+        if "caracal" not in sel:
+            continue
+        lines += [f"## {ranks} ranks, {mapping} mapping", "",
+                  "| case | Caracal | " + " | ".join(SELECTORS) + " | best flat | speedup |",
+                  "|---|---:|" + "---:|" * len(SELECTORS) + "---:|---:|"]
+        for c in cases:
+            car = sel["caracal"]["us"].get(c)
+            flats = [sel[s]["us"].get(c) if s in sel else None for s in SELECTORS]
+            flats_ok = [f for f in flats if f is not None]
+            best = min(flats_ok) if flats_ok else None
+            row = [c, f"{car:.1f}" if car is not None else "-"] + \
+                  [f"{f:.1f}" if f is not None else "-" for f in flats] + \
+                  [f"{best:.1f}" if best else "-", f"{best / car:.2f}x" if best and car else "-"]
+            lines.append("| " + " | ".join(row) + " |")
+        lines += ["", "host: " + "; ".join(f"{v} {r['wall_s']:.0f} s wall, {r['peak_rss_mb']} MB peak, load {r['load']}"
+                                            for v, r in sel.items()), ""]
+    out = Path(args.json).with_suffix(".md")
+    out.write_text("\n".join(lines) + "\n")
+    plot(doc, cases, Path(args.json).with_suffix(".png"))
+    print(out)
+
+
+def plot(doc, cases, out):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(2, len(cases), figsize=(3 * len(cases), 6), squeeze=False)
+    for row, mapping in enumerate(("roundrobin", "block")):
+        for col, c in enumerate(cases):
+            ax = axes[row][col]
+            for variant in ("caracal",) + SELECTORS:
+                pts = sorted((r["ranks"], r["us"][c]) for r in doc["runs"]
+                             if r["mapping"] == mapping and r["variant"] == variant and c in r["us"])
+                if pts:
+                    ax.plot(*zip(*pts), marker="o", lw=2 if variant == "caracal" else 1, label=variant)
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_title(f"{c} B, {mapping}" if not c.startswith("barrier") else f"barrier, {mapping}", fontsize=8)
+            ax.set_xlabel("ranks", fontsize=7)
+            if col == 0:
+                ax.set_ylabel("simulated us", fontsize=7)
+            ax.tick_params(labelsize=6)
+    axes[0][0].legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(out, dpi=90)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ranks", default="64,256,1024")
+    ap.add_argument("--ppn", type=int, default=32)
+    ap.add_argument("--iters", type=int, default=2)
+    ap.add_argument("--json", default=str(ROOT / "bench" / "results" / "simulate-scaling.json"))
+    ap.add_argument("--report", action="store_true")
+    args = ap.parse_args()
+    report(args) if args.report else measure(args)
+
+
+if __name__ == "__main__":
+    main()
