@@ -68,7 +68,7 @@ def test_templates_are_package_data():
     pyproject = (ROOT / "pyproject.toml").read_text()
     assert '"templates/*.j2"' in pyproject
     names = sorted(p.name for p in TEMPLATES.glob("*.j2"))
-    assert names == ["base.html.j2", "probe-report.html.j2", "profile-report.html.j2"]
+    assert names == ["advice.html.j2", "base.html.j2", "probe-report.html.j2", "profile-report.html.j2"]
     from importlib import resources
     for n in names:
         assert resources.files("caracal").joinpath("templates", n).read_text() == (TEMPLATES / n).read_text()
