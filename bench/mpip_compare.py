@@ -72,6 +72,9 @@ def main():
     ap.add_argument("--mpi", default="openmpi", choices=("openmpi", "mpich"))
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--quick", action="store_true", help="small sizes and 3 repeats (smoke test of the driver)")
+    ap.add_argument("--iters", type=int, default=200000,
+                    help="call_overhead's iterations (MPI_Comm_rank calls; a tenth as many Isend+Irecv+Waitall, "
+                         "a twentieth as many ping-pongs), per batch of 5")
     ap.add_argument("--keep", type=Path, help="keep one halo profile of each tool in this directory")
     ap.add_argument("--only", choices=["per_call"] + [w[0] for w in WORKLOADS],
                     help="run this part only; the other parts' results stay as an earlier run left them")
@@ -96,7 +99,7 @@ def main():
         prev = json.loads(old.read_text())
         if prev.get("schema") == doc["schema"] and prev.get("mpi") == args.mpi:
             doc.update(per_call=prev["per_call"], whole_run=prev["whole_run"], runs=prev.get("runs", []))
-    run = {"part": args.only or "all", "repeats": repeats, "machine": machine_description()}
+    run = {"part": args.only or "all", "repeats": repeats, "iters": args.iters, "machine": machine_description()}
 
     def save():
         run["load_average_at_end"] = os.getloadavg()
@@ -105,7 +108,7 @@ def main():
 
     with tempfile.TemporaryDirectory() as tmp:
         prog = str(build / "bin" / "call_overhead")
-        iters = "20000" if args.quick else "200000"
+        iters = "20000" if args.quick else str(args.iters)
 
         def run_calls(config):
             out = subprocess.run(mpiexec(args.mpi, 2, [prog, iters], env_for(config, caracal_lib, mpip_lib, tmp)),
@@ -159,7 +162,8 @@ def markdown(doc):
     m = doc["runs"][-1]["machine"]
     md = [f"# Caracal's profiler vs mpiP ({doc['mpi']}, 2 ranks, interleaved repeats)\n",
           f"Machine: {m['cpu']}, {m['cores']} cores; {m['note']}. Runs (load average 1/5/15 min at start; at end):\n"]
-    md += [f"- {r['part']}: {r['repeats']} repeats, {r['machine']['date']}, load {loads(r['machine']['load_average_at_start'])}"
+    md += [f"- {r['part']}: {r['repeats']} repeats" + (f" of {r['iters']} iterations" if r["part"] == "per_call" else "")
+           + f", {r['machine']['date']}, load {loads(r['machine']['load_average_at_start'])}"
            f"; {loads(r['load_average_at_end'])}" for r in doc["runs"]]
     md += ["", f"mpiP: {doc['mpip']} with its defaults. Caracal: libcaracal with CARACAL_PROFILE set.\n",
            "## Added cost per call (ns; best batch of a run, median over runs [min-max of runs])\n",
