@@ -13,6 +13,8 @@ from typing import Dict, List, Optional, Tuple
 from . import safejson
 
 PIECE = re.compile(r"\.rank(\d+)\.json$")
+PER_RANK_SUMS = ("count", "time", "bytes", "bytes_sent", "bytes_recv")
+PER_RANK_MIN, PER_RANK_MAX = ("time_min",), ("time_max",)
 
 
 def _pieces(out: Path) -> List[Tuple[int, Path]]:
@@ -33,7 +35,11 @@ def _merge_stat(a: dict, b: dict) -> None:
     if b.get("count", 0) and (not a.get("count", 0) or b["time_min"] < a["time_min"]):
         a["time_min"] = b["time_min"]
     a["time_max"] = max(a.get("time_max", 0), b.get("time_max", 0))
-    for k in ("count", "bytes", "time"):
+    if "size_min" in b and any(h[1] for h in b.get("histogram", [])):
+        sized = any(h[1] for h in a.get("histogram", []))
+        a["size_min"] = min(a["size_min"], b["size_min"]) if sized else b["size_min"]
+        a["size_max"] = max(a.get("size_max", 0), b["size_max"])
+    for k in ("count", "bytes", "bytes_sent", "bytes_recv", "time"):
         a[k] = a.get(k, 0) + b.get(k, 0)
     hist: Dict[int, List[int]] = {h[0]: [h[1], h[2]] for h in a.get("histogram", [])}
     for bin_, n, nbytes in b.get("histogram", []):
@@ -44,7 +50,8 @@ def _merge_stat(a: dict, b: dict) -> None:
 
 
 def _blank_stat() -> dict:
-    return {"count": 0, "bytes": 0, "time": 0.0, "time_min": 0.0, "time_max": 0.0, "histogram": []}
+    return {"count": 0, "bytes": 0, "bytes_sent": 0, "bytes_recv": 0, "size_min": 0, "size_max": 0, "time": 0.0,
+            "time_min": 0.0, "time_max": 0.0, "histogram": []}
 
 
 def merge(docs: List[dict], nranks: int) -> dict:
@@ -70,16 +77,25 @@ def merge(docs: List[dict], nranks: int) -> dict:
             key = (s["call"], s.get("module"), s.get("offset"))
             if key not in sites:
                 sites[key] = dict(_blank_stat(), call=s["call"], function=None, file=None, line=None,
-                                  module=s.get("module"), offset=s.get("offset"),
-                                  per_rank={"count": [0] * nranks, "time": [0.0] * nranks, "bytes": [0] * nranks})
+                                  inlined_into=[], module=s.get("module"), offset=s.get("offset"),
+                                  per_rank={k: [0] * nranks for k in PER_RANK_SUMS + PER_RANK_MIN + PER_RANK_MAX})
             e = sites[key]
             for k in ("function", "file", "line"):
                 if e[k] is None and s.get(k) is not None:
                     e[k] = s[k]
+            if not e["inlined_into"] and s.get("inlined_into"):
+                e["inlined_into"] = s["inlined_into"]
             _merge_stat(e, s)
-            for k in ("count", "time", "bytes"):
-                for i, v in enumerate(s.get("per_rank", {}).get(k, [])[:nranks]):
-                    e["per_rank"][k][i] += v
+            pr = s.get("per_rank", {})
+            for k in PER_RANK_SUMS + PER_RANK_MIN + PER_RANK_MAX:
+                for i, v in enumerate(pr.get(k, [])[:nranks]):
+                    cur = e["per_rank"][k]
+                    if k in PER_RANK_SUMS:
+                        cur[i] += v
+                    elif k in PER_RANK_MAX:
+                        cur[i] = max(cur[i], v)
+                    elif v:  # a piece's entries for the other ranks are 0, not minima
+                        cur[i] = min(cur[i], v) if cur[i] else v
         t = d.get("traffic", {})
         for i, row in enumerate(t.get("messages", [])[:nranks]):
             for j, v in enumerate(row[:nranks]):

@@ -10,6 +10,8 @@ from .jsondoc import read_json, schema_of
 from .schema import SchemaViolation, check, load
 
 SCHEMA = "caracal.profile/1"
+# callsites[].per_rank lists, nranks entries each
+PER_RANK_LISTS = ("count", "time", "bytes", "time_min", "time_max", "bytes_sent", "bytes_recv")
 
 
 def json_schema() -> dict:
@@ -56,7 +58,7 @@ def _check_consistency(doc):
         _square(doc["traffic"][name], n, f"traffic.{name}")
     for i, site in enumerate(doc["callsites"]):
         for key, values in site["per_rank"].items():
-            if key in ("count", "time", "bytes") and len(values) != n:
+            if key in PER_RANK_LISTS and len(values) != n:
                 raise SchemaViolation(f"callsites[{i}].per_rank.{key}",
                                       f"has {len(values)} entries for nranks = {n}")
     for i, c in enumerate(doc["collectives"]):

@@ -66,3 +66,93 @@ def shorten(text: str, width: int) -> str:
     if text is None or len(text) <= width:
         return text
     return "..." + text[-(width - 3):]
+
+
+def _params_start(name: str) -> int:
+    """Index of the '(' that opens the parameter list closing at the last top-level ')',
+    or -1: 'ns::f<T>(A, B) const' -> index of '(' after 'f<T>'."""
+    end = name.rfind(")")
+    depth = 0
+    for i in range(end, -1, -1):
+        ch = name[i]
+        if ch in ")>]":
+            depth += 1
+        elif ch in "(<[":
+            depth -= 1
+            if depth == 0 and ch == "(":
+                return i
+    return -1
+
+
+def function_name(name, width: int = 40) -> str:
+    """A (demangled C++) function name within about ``width`` characters by shortening its
+    argument list, never its name: 'ExchangeHalo(SparseMatrix_STRUCT const&, Vector_STRUCT&)'
+    -> 'ExchangeHalo(SparseMatrix_STRUCT const&, ...)' or 'ExchangeHalo(...)'. Template
+    arguments of the name become <...> only if the name alone is still too long."""
+    if name is None:
+        return "?"
+    if len(name) <= width:
+        return name
+    open_ = _params_start(name)
+    if open_ <= 0:
+        return name
+    close = name.rfind(")")
+    head, params, tail = name[:open_], name[open_ + 1:close], name[close + 1:]
+    if len(head) + len(tail) + 5 > width:
+        head = _drop_templates(head)
+    args = _split_top(params)
+    kept = []
+    for a in args:
+        trial = ", ".join(kept + [a.strip()])
+        if len(head) + len(trial) + len(", ...") + 2 + len(tail) > width:
+            break
+        kept.append(a.strip())
+    if len(kept) == len(args):
+        return f"{head}({', '.join(kept)}){tail}"
+    return f"{head}({', '.join(kept + ['...'])}){tail}"
+
+
+def _split_top(params: str) -> list:
+    """Split an argument list at its top-level commas."""
+    out, depth, cur = [], 0, ""
+    for ch in params:
+        if ch in "(<[":
+            depth += 1
+        elif ch in ")>]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return out + [cur] if cur.strip() else out
+
+
+def _drop_templates(head: str) -> str:
+    """'ns::f<A<B>, C>::g<D>' -> 'ns::f<...>::g<...>' (operator< and friends untouched)."""
+    if "operator" in head:
+        return head
+    out, depth = "", 0
+    for ch in head:
+        if ch == "<":
+            if depth == 0:
+                out += "<...>"
+            depth += 1
+        elif ch == ">" and depth:
+            depth -= 1
+        elif depth == 0:
+            out += ch
+    return out
+
+
+def cov(values) -> float:
+    """Coefficient of variation: sample standard deviation / mean (as mpiP computes it);
+    0 for fewer than two values or a zero mean."""
+    xs = list(values)
+    if len(xs) < 2:
+        return 0.0
+    mean = sum(xs) / len(xs)
+    if mean <= 0:
+        return 0.0
+    var = sum((x - mean) ** 2 for x in xs) / (len(xs) - 1)
+    return var ** 0.5 / mean

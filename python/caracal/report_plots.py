@@ -13,7 +13,7 @@ import matplotlib
 matplotlib.use("Agg")  # never needs a display
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from matplotlib.colors import LogNorm  # noqa: E402
+from matplotlib.colors import LogNorm, Normalize  # noqa: E402
 from matplotlib.ticker import FuncFormatter, MaxNLocator  # noqa: E402
 
 from . import report_format as fmt  # noqa: E402
@@ -65,15 +65,14 @@ def traffic(doc) -> bytes:
     else:
         positive = b[b > 0]
         masked = np.ma.masked_where(b <= 0, b)  # zero pairs stay blank, not "the smallest colour"
-        vmin, vmax = positive.min(), positive.max()
-        if vmin == vmax:
-            vmin, vmax = vmin / 2, vmax * 2
-        im = ax.imshow(masked, cmap="viridis", norm=LogNorm(vmin=vmin, vmax=vmax),
-                       interpolation="nearest", aspect="equal")
+        lo, hi = positive.min(), positive.max()
+        norm, scale = heatmap_norm(lo, hi)
+        im = ax.imshow(masked, cmap="viridis", norm=norm, interpolation="nearest", aspect="equal")
         ax.set_facecolor("#f2f2f2")
         cb = fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
-        cb.set_label("bytes sent (log scale)")
-        cb.set_ticks(_pow2_ticks(vmin, vmax))
+        cb.set_label(f"bytes sent ({scale}); pairs range {fmt.size(lo)} to {fmt.size(hi)}")
+        if scale.startswith("log"):
+            cb.set_ticks(_pow2_ticks(norm.vmin, norm.vmax))
         cb.ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt.size(v)))
         cb.ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
     _rank_ticks(ax, n, "x")
@@ -86,15 +85,39 @@ def traffic(doc) -> bytes:
     return _png(fig)
 
 
+# Above this ratio between the largest and the smallest nonzero pair a linear scale would
+# paint the small pairs all alike; below it a log scale would turn a few percent into the
+# whole colour range (a 25% difference looked dramatic).
+LOG_SCALE_RATIO = 100
+
+
+def heatmap_norm(lo, hi):
+    """(norm, scale description) of the traffic heatmap: linear from 0 to the largest pair,
+    so colours are proportional to bytes, unless the nonzero pairs span more than
+    LOG_SCALE_RATIO; then log, over whole decades around them (never from the smallest
+    pair to the largest, which stretches any ratio over the full colour range)."""
+    if hi / lo <= LOG_SCALE_RATIO:
+        return Normalize(vmin=0, vmax=hi), "linear from 0"
+    vmin = 10.0 ** np.floor(np.log10(lo))
+    vmax = 10.0 ** np.ceil(np.log10(hi))
+    return LogNorm(vmin=vmin, vmax=vmax), "log scale"
+
+
+def size_panels(doc) -> list:
+    """The calls the size plot shows, most bytes first: only calls that moved data, since a
+    panel with nothing but a 0-byte bar (Wait, Barrier, Type_commit, ...) shows no sizes."""
+    calls = [c for c in doc["calls"] if c["bytes"] > 0 and any(b[1] for b in c["histogram"])]
+    return sorted(calls, key=lambda c: (-c["bytes"], c["call"]))
+
+
 def sizes(doc) -> bytes:
-    calls = [c for c in doc["calls"] if any(b[1] for b in c["histogram"])]
-    calls.sort(key=lambda c: -c["count"])
+    calls = size_panels(doc)
     dropped = len(calls) - MAX_HIST_CALLS
     calls = calls[:MAX_HIST_CALLS]
     if not calls:
         fig, ax = plt.subplots(figsize=(7, 2.5))
         ax.set_axis_off()
-        ax.text(0.5, 0.5, "no MPI calls with a message size were recorded", ha="center", va="center")
+        ax.text(0.5, 0.5, "no MPI call moved data", ha="center", va="center")
         return _png(fig)
     bins = sorted({b[0] for c in calls for b in c["histogram"] if b[1]})
     lo, hi = bins[0], bins[-1]
@@ -103,7 +126,7 @@ def sizes(doc) -> bytes:
                              sharex=True, squeeze=False)
     title = f"{_program(doc)}: message sizes per call (all ranks)"
     if dropped > 0:
-        title += f"; {dropped} less frequent calls not shown"
+        title += f"; {dropped} calls with fewer bytes not shown"
     fig.suptitle(title)
     for ax, c in zip(axes[:, 0], calls):
         counts = dict((b[0], b[1]) for b in c["histogram"])

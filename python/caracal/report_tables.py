@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import List, Optional
 
 from . import report_format as fmt
+from . import report_sites as sites
 from .profile import rank_entries
 
 # Above this many ranks the per-rank table shows a summary and the busiest ranks.
@@ -58,12 +59,15 @@ def build(doc: dict, path: str, top: int = 10) -> Report:
     rep.tables = [
         _per_rank(ranks),
         _per_call(doc, mpi_total, app_total),
-        _sites(doc, mpi_total, top, "time"),
-        _sites(doc, mpi_total, top, "bytes"),
+        sites.sites_table(doc, top, Table),
+        sites.time_table(doc, top, mpi_total, app_total, Table),
+        sites.bytes_table(doc, top, Table),
+        sites.per_rank_table(doc, ranks, min(top, 5), RANK_ROWS_MAX, Table),
         _sizes(doc),
         _collectives(doc),
         _traffic(doc, top),
     ]
+    rep.warnings += [m for m in (_mismatch(r) for r in reconcile(doc)) if m]
     return rep
 
 
@@ -93,44 +97,35 @@ def _per_rank(ranks) -> Table:
         tot = sum(r["time_total"] for r in present)
         mpi = sum(r["time_mpi"] for r in present)
         rows.append(["all", "", fmt.seconds(tot), fmt.seconds(mpi), fmt.percent(mpi, tot)])
+        rows.append(["COV", "", f"{fmt.cov(r['time_total'] for r in present):.3f}",
+                     f"{fmt.cov(r['time_mpi'] for r in present):.3f}", ""])
+        lo = min(present, key=lambda r: r["time_mpi"])
+        hi = max(present, key=lambda r: r["time_mpi"])
+        balance = (f"MPI time per rank: min {fmt.seconds(lo['time_mpi'])} (rank {lo['rank']}), mean "
+                   f"{fmt.seconds(mpi / len(present))}, max {fmt.seconds(hi['time_mpi'])} (rank {hi['rank']}); "
+                   "COV = sample standard deviation / mean over ranks (mpiP's load-balance measure).")
+        note = f"{note} {balance}" if note else balance
     return Table("ranks", "MPI time per rank", cols, rows, [True, False, True, True, True], note)
 
 
 def _per_call(doc, mpi_total, app_total) -> Table:
-    cols = ["call", "count", "time", "% MPI", "% app", "min", "max", "bytes", "avg size"]
+    split = sites.has_split(doc)
+    cols = ["call", "count", "time", "MPI %", "App %", "min", "mean", "max"]
+    cols += ["sent", "received", "collective"] if split else ["bytes"]
+    cols += ["mean size"]
     rows = []
     for c in sorted(doc["calls"], key=lambda c: -c["time"]):
-        rows.append([c["call"], fmt.count(c["count"]), fmt.seconds(c["time"]), fmt.percent(c["time"], mpi_total),
-                     fmt.percent(c["time"], app_total), fmt.seconds(c["time_min"]), fmt.seconds(c["time_max"]),
-                     fmt.size(c["bytes"]), fmt.size(c["bytes"] / c["count"]) if c["count"] else "-"])
-    return Table("calls", "Time per MPI call, summed over ranks", cols, rows,
-                 [False] + [True] * 8, "min and max are single calls; % app is of all ranks' total time.")
+        sizes = sites.size_stats(c)
+        row = [c["call"], fmt.count(c["count"]), fmt.seconds(c["time"]), fmt.percent(c["time"], mpi_total),
+               fmt.percent(c["time"], app_total), fmt.seconds(c["time_min"]),
+               fmt.seconds(c["time"] / c["count"]) if c["count"] else "-", fmt.seconds(c["time_max"])]
+        row += [fmt.size(b) for b in sites.byte_split(c)] if split else [fmt.size(c["bytes"])]
+        rows.append(row + [fmt.size(sizes[1]) if sizes and c["bytes"] else "-"])
+    return Table("calls", "Time per MPI call, summed over ranks", cols, rows, [False] + [True] * (len(cols) - 1),
+                 "min, mean, max: one call; App % is of all ranks' total time. sent and received: "
+                 "point-to-point bytes; collective: the collective calls' buffers (docs/profile-format.md).")
 
 
-def site_location(s, width=48) -> str:
-    if s["file"]:
-        loc = f"{s['file']}:{s['line']}" if s["line"] is not None else s["file"]
-        return fmt.shorten(loc, width)
-    if s["module"]:
-        return fmt.shorten(f"{os.path.basename(s['module'])}+{s['offset'] or '?'}", width)
-    return "?"
-
-
-def _sites(doc, mpi_total, top, by) -> Table:
-    sites = sorted(doc["callsites"], key=lambda s: (-s[by], -s["time"] if by == "bytes" else -s["bytes"]))
-    if by == "bytes":
-        sites = [s for s in sites if s["bytes"] > 0]
-    cols = ["#", "call", "function", "file:line", "count", "time", "% MPI", "bytes", "avg size"]
-    rows = []
-    for i, s in enumerate(sites[:top], 1):
-        rows.append([str(i), s["call"], fmt.shorten(s["function"] or "?", 28), site_location(s),
-                     fmt.count(s["count"]), fmt.seconds(s["time"]), fmt.percent(s["time"], mpi_total),
-                     fmt.size(s["bytes"]), fmt.size(s["bytes"] / s["count"]) if s["count"] else "-"])
-    shown = min(top, len(sites))
-    note = f"{shown} of {len(sites)} call sites" + (" that move data" if by == "bytes" else "")
-    note += "; without debug information the site is module+offset."
-    title = "Top call sites by time" if by == "time" else "Top call sites by bytes"
-    return Table(f"sites-{by}", title, cols, rows, [True, False, False, False] + [True] * 5, note)
 
 
 def _sizes(doc) -> Table:
@@ -138,7 +133,7 @@ def _sizes(doc) -> Table:
     rows = []
     for c in sorted(doc["calls"], key=lambda c: -c["bytes"]):
         h = [b for b in c["histogram"] if b[1] > 0]
-        if not h:
+        if not h or not c["bytes"]:  # calls that never move data (Wait, Barrier, ...) have no sizes to show
             continue
         bins = sorted(b[0] for b in h)
         most_calls = max(h, key=lambda b: (b[1], -b[0]))
@@ -151,8 +146,33 @@ def _sizes(doc) -> Table:
                  "Sizes in bytes, in power-of-two classes [from, to); K = 1024, M = 1024 K.")
 
 
+def _rank_calls(c) -> int:
+    """Calls summed over ranks (older profiles have only the per-operation count)."""
+    return c["calls"] if "calls" in c else c["count"] * c["comm_size"]
+
+
+def reconcile(doc) -> list:
+    """Per collective function: (call, calls in the collectives table summed over its
+    communicator sizes, count in the calls table). The two are equal when every call was
+    accounted as a collective; from Fortran some collectives count calls and time only
+    (docs/profile-format.md, Limits)."""
+    colls = {}
+    for c in doc["collectives"]:
+        colls[c["call"]] = colls.get(c["call"], 0) + _rank_calls(c)
+    counts = {c["call"]: c["count"] for c in doc["calls"]}
+    return [(name, n, counts.get(name, 0)) for name, n in sorted(colls.items())]
+
+
+def _mismatch(r) -> str:
+    name, in_colls, in_calls = r
+    if in_colls == in_calls:
+        return ""
+    return (f"{name}: the collectives table accounts {fmt.count(in_colls)} calls, the calls table counts "
+            f"{fmt.count(in_calls)} (calls made from Fortran or paused on some ranks are counted only there).")
+
+
 def _collectives(doc) -> Table:
-    cols = ["call", "comm size", "count", "bytes", "avg size", "roots", "root changes"]
+    cols = ["call", "comm size", "operations", "calls", "bytes", "avg size", "roots", "root changes"]
     rows = []
     for c in sorted(doc["collectives"], key=lambda c: (-c["count"], c["call"])):
         roots = sorted(((int(k), v) for k, v in c["roots"].items()), key=lambda kv: (-kv[1], kv[0]))
@@ -162,11 +182,16 @@ def _collectives(doc) -> Table:
             text = " ".join(f"{r}:{n}" for r, n in roots[:4])
             if len(roots) > 4:
                 text += f" (+{len(roots) - 4} more)"
-        rows.append([c["call"], str(c["comm_size"]), fmt.count(c["count"]), fmt.size(c["bytes"]),
-                     fmt.size(c["bytes"] / c["count"]) if c["count"] else "-", text, fmt.count(c["root_changes"])])
-    return Table("collectives", "Collectives", cols, rows, [False, True, True, True, True, False, True],
-                 "roots: root rank:calls, most used first; root changes: consecutive calls "
-                 "whose root differs from the previous call's.")
+        calls = _rank_calls(c)
+        rows.append([c["call"], str(c["comm_size"]), fmt.count(c["count"]), fmt.count(calls), fmt.size(c["bytes"]),
+                     fmt.size(c["bytes"] / calls) if calls else "-", text, fmt.count(c["root_changes"])])
+    agree = [r for r in reconcile(doc) if r[1] == r[2]]
+    note = ("operations: collective operations (every member of the communicator calls once); calls: summed "
+            "over ranks, as in the calls table; avg size: bytes per call on one rank. roots: root rank:operations, "
+            "most used first; root changes: consecutive operations whose root differs from the previous one's.")
+    if agree and len(agree) == len(reconcile(doc)):
+        note += " Each collective's calls here add up to its count in the calls table."
+    return Table("collectives", "Collectives", cols, rows, [False, True, True, True, True, True, False, True], note)
 
 
 def _traffic(doc, top) -> Table:

@@ -7,10 +7,12 @@
 
 static void stat_fields(caracal_jw *w, const caracal_stat *s)
 {
-    caracal_jw_printf(w, "\"count\": %llu, \"bytes\": %llu, \"time\": %.9g, \"time_min\": %.9g, \"time_max\": %.9g, "
-                         "\"histogram\": [",
-                      (unsigned long long)s->count, (unsigned long long)s->bytes, S(s->time), S(s->tmin),
-                      S(s->tmax));
+    caracal_jw_printf(w, "\"count\": %llu, \"bytes\": %llu, \"bytes_sent\": %llu, \"bytes_recv\": %llu, "
+                         "\"size_min\": %llu, \"size_max\": %llu, \"time\": %.9g, \"time_min\": %.9g, "
+                         "\"time_max\": %.9g, \"histogram\": [",
+                      (unsigned long long)s->count, (unsigned long long)s->bytes, (unsigned long long)s->sent,
+                      (unsigned long long)s->recv, (unsigned long long)s->bmin, (unsigned long long)s->bmax,
+                      S(s->time), S(s->tmin), S(s->tmax));
     int first = 1;
     for (int b = 0; b < CARACAL_HIST_BINS; b++)
         if (s->hist[b][0]) {
@@ -18,6 +20,32 @@ static void stat_fields(caracal_jw *w, const caracal_stat *s)
                               (unsigned long long)s->hist[b][1]);
             first = 0;
         }
+    caracal_jw_printf(w, "]");
+}
+
+/* "function\tfile\tline\n"... (resolve.c) as a JSON list of {function, file, line}. */
+static void inlined_into(caracal_jw *w, const char *chain)
+{
+    caracal_jw_printf(w, "[");
+    for (int first = 1; chain && *chain; first = 0) {
+        const char *tab1 = strchr(chain, '\t'), *tab2 = tab1 ? strchr(tab1 + 1, '\t') : NULL;
+        const char *nl = tab2 ? strchr(tab2 + 1, '\n') : NULL;
+        if (!nl)
+            break;
+        caracal_jw_printf(w, "%s{\"function\": ", first ? "" : ", ");
+        caracal_jw_strn(w, chain, (size_t)(tab1 - chain));
+        caracal_jw_printf(w, ", \"file\": ");
+        if (tab2 > tab1 + 1)
+            caracal_jw_strn(w, tab1 + 1, (size_t)(tab2 - tab1 - 1));
+        else
+            caracal_jw_printf(w, "null");
+        int line = atoi(tab2 + 1);
+        if (line > 0)
+            caracal_jw_printf(w, ", \"line\": %d}", line);
+        else
+            caracal_jw_printf(w, ", \"line\": null}");
+        chain = nl + 1;
+    }
     caracal_jw_printf(w, "]");
 }
 
@@ -151,6 +179,8 @@ void caracal_doc_write(caracal_jw *w, const caracal_doc *d)
             caracal_jw_printf(w, ", \"line\": %d", s->at.line);
         else
             caracal_jw_printf(w, ", \"line\": null");
+        caracal_jw_printf(w, ", \"inlined_into\": ");
+        inlined_into(w, s->at.inlined);
         caracal_jw_printf(w, ", \"module\": ");
         caracal_jw_str(w, s->at.module);
         caracal_jw_printf(w, ", \"offset\": \"0x%llx\",\n     ", (unsigned long long)s->at.offset);
@@ -161,6 +191,14 @@ void caracal_doc_write(caracal_jw *w, const caracal_doc *d)
         per_rank(w, d, s->pr_time, s->st.time, 1);
         caracal_jw_printf(w, ", \"bytes\": ");
         per_rank(w, d, s->pr_bytes, s->st.bytes, 0);
+        caracal_jw_printf(w, ",\n       \"time_min\": ");
+        per_rank(w, d, s->pr_tmin, s->st.tmin, 1);
+        caracal_jw_printf(w, ", \"time_max\": ");
+        per_rank(w, d, s->pr_tmax, s->st.tmax, 1);
+        caracal_jw_printf(w, ", \"bytes_sent\": ");
+        per_rank(w, d, s->pr_sent, s->st.sent, 0);
+        caracal_jw_printf(w, ", \"bytes_recv\": ");
+        per_rank(w, d, s->pr_recv, s->st.recv, 0);
         caracal_jw_printf(w, "}}");
     }
     caracal_jw_printf(w, "\n  ],\n  \"traffic\": {\n    \"messages\": ");

@@ -16,6 +16,8 @@ typedef struct {
 /** Where a call site is: filled by resolve.c. Strings may be NULL. */
 typedef struct {
     const char *module, *function, *file;
+    /* the functions the call was inlined into, innermost first, "function\tfile\tline\n" each */
+    const char *inlined;
     uint64_t offset;
     int line;
 } caracal_where;
@@ -24,7 +26,8 @@ typedef struct {
     int fn;
     caracal_where at;
     caracal_stat st;
-    uint64_t *pr_count, *pr_time, *pr_bytes; /* per rank; NULL in a piece */
+    /* per rank; NULL in a piece */
+    uint64_t *pr_count, *pr_time, *pr_bytes, *pr_tmin, *pr_tmax, *pr_sent, *pr_recv;
 } caracal_msite;
 
 typedef struct {

@@ -90,7 +90,7 @@ typedef struct {
     int fn, line;
     uint64_t offset;
     caracal_stat st;
-    unsigned short len[3]; /* module, function, file, each with its NUL; 0 = NULL */
+    unsigned short len[4]; /* module, function, file, inlining chain, each with its NUL; 0 = NULL */
 } wire_site;
 
 static size_t pack_sites(const caracal_site **s, const caracal_where *at, int n, char **out)
@@ -98,19 +98,19 @@ static size_t pack_sites(const caracal_site **s, const caracal_where *at, int n,
     size_t cap = 0;
     for (int i = 0; i < n; i++) {
         cap += sizeof(wire_site);
-        const char *str[3] = {at[i].module, at[i].function, at[i].file};
-        for (int k = 0; k < 3; k++)
+        const char *str[4] = {at[i].module, at[i].function, at[i].file, at[i].inlined};
+        for (int k = 0; k < 4; k++)
             cap += str[k] ? strnlen(str[k], 4000) + 1 : 0;
     }
     char *buf = caracal_xmalloc(cap + 1), *p = buf;
     for (int i = 0; buf && i < n; i++) {
         wire_site w = {.fn = s[i]->fn, .line = at[i].line, .offset = at[i].offset, .st = s[i]->st};
-        const char *str[3] = {at[i].module, at[i].function, at[i].file};
-        for (int k = 0; k < 3; k++)
+        const char *str[4] = {at[i].module, at[i].function, at[i].file, at[i].inlined};
+        for (int k = 0; k < 4; k++)
             w.len[k] = str[k] ? (unsigned short)(strnlen(str[k], 4000) + 1) : 0;
         memcpy(p, &w, sizeof w);
         p += sizeof w;
-        for (int k = 0; k < 3; k++)
+        for (int k = 0; k < 4; k++)
             if (w.len[k]) {
                 memcpy(p, str[k], w.len[k] - 1u);
                 p[w.len[k] - 1] = 0;
@@ -137,9 +137,16 @@ static void stat_merge(caracal_stat *a, const caracal_stat *b)
         a->tmin = b->tmin;
     if (b->tmax > a->tmax)
         a->tmax = b->tmax;
+    if (b->sized && (!a->sized || b->bmin < a->bmin))
+        a->bmin = b->bmin;
+    if (b->bmax > a->bmax)
+        a->bmax = b->bmax;
     a->count += b->count;
     a->time += b->time;
     a->bytes += b->bytes;
+    a->sent += b->sent;
+    a->recv += b->recv;
+    a->sized += b->sized;
     for (int k = 0; k < CARACAL_HIST_BINS; k++) {
         a->hist[k][0] += b->hist[k][0];
         a->hist[k][1] += b->hist[k][1];
@@ -163,8 +170,8 @@ static int merge_sites(const char *buf, const int *counts, const int *displs, in
             wire_site w;
             memcpy(&w, p, sizeof w);
             p += sizeof w;
-            const char *str[3] = {NULL, NULL, NULL};
-            for (int k = 0; k < 3; k++)
+            const char *str[4] = {NULL, NULL, NULL, NULL};
+            for (int k = 0; k < 4; k++)
                 if (w.len[k]) {
                     str[k] = p;
                     p += w.len[k];
@@ -183,9 +190,11 @@ static int merge_sites(const char *buf, const int *counts, const int *displs, in
                 e->fn = w.fn;
                 e->at.offset = w.offset;
                 e->at.module = str[0];
-                e->pr_count = calloc((size_t)nranks * 3, sizeof(uint64_t));
-                e->pr_time = e->pr_count ? e->pr_count + nranks : NULL;
-                e->pr_bytes = e->pr_count ? e->pr_count + 2 * nranks : NULL;
+                uint64_t *pr = calloc((size_t)nranks * 7, sizeof(uint64_t));
+                uint64_t **to[7] = {&e->pr_count, &e->pr_time, &e->pr_bytes, &e->pr_tmin, &e->pr_tmax,
+                                    &e->pr_sent, &e->pr_recv};
+                for (int k = 0; k < 7; k++)
+                    *to[k] = pr ? pr + (size_t)k * (size_t)nranks : NULL;
             }
             caracal_msite *e = &m[table[j]];
             if (!e->at.function)
@@ -194,11 +203,19 @@ static int merge_sites(const char *buf, const int *counts, const int *displs, in
                 e->at.file = str[2];
                 e->at.line = w.line;
             }
+            if (!e->at.inlined)
+                e->at.inlined = str[3];
             stat_merge(&e->st, &w.st);
             if (e->pr_count) {
                 e->pr_count[r] += w.st.count;
                 e->pr_time[r] += w.st.time;
                 e->pr_bytes[r] += w.st.bytes;
+                e->pr_sent[r] += w.st.sent;
+                e->pr_recv[r] += w.st.recv;
+                if (w.st.count && (!e->pr_tmin[r] || w.st.tmin < e->pr_tmin[r]))
+                    e->pr_tmin[r] = w.st.tmin;
+                if (w.st.tmax > e->pr_tmax[r])
+                    e->pr_tmax[r] = w.st.tmax;
             }
         }
     }
@@ -279,23 +296,26 @@ void caracal_prof_gather_and_write(void)
     PMPI_Gather(&mine, sizeof mine, MPI_BYTE, infos, sizeof mine, MPI_BYTE, 0, w);
 
     /* per function: sums, minima, maxima */
-    enum { NSUM = 3 + 2 * CARACAL_HIST_BINS };
-    uint64_t *sum = calloc((size_t)CARACAL_FN_COUNT * NSUM, sizeof(uint64_t));
-    uint64_t *mn = calloc(CARACAL_FN_COUNT, sizeof(uint64_t)), *mx = calloc(CARACAL_FN_COUNT, sizeof(uint64_t));
-    uint64_t *rsum = me ? NULL : calloc((size_t)CARACAL_FN_COUNT * NSUM, sizeof(uint64_t));
-    uint64_t *rmn = me ? NULL : calloc(CARACAL_FN_COUNT, sizeof(uint64_t));
-    uint64_t *rmx = me ? NULL : calloc(CARACAL_FN_COUNT, sizeof(uint64_t));
-    for (int f = 0; f < CARACAL_FN_COUNT; f++) {
+    /* sums: count, time, bytes, sent, recv, sized, histogram; min/max: time, then size */
+    enum { NSUM = 6 + 2 * CARACAL_HIST_BINS, F = CARACAL_FN_COUNT };
+    uint64_t *sum = calloc((size_t)F * NSUM, sizeof(uint64_t));
+    uint64_t *mn = calloc(2 * F, sizeof(uint64_t)), *mx = calloc(2 * F, sizeof(uint64_t));
+    uint64_t *rsum = me ? NULL : calloc((size_t)F * NSUM, sizeof(uint64_t));
+    uint64_t *rmn = me ? NULL : calloc(2 * F, sizeof(uint64_t));
+    uint64_t *rmx = me ? NULL : calloc(2 * F, sizeof(uint64_t));
+    for (int f = 0; f < F; f++) {
         const caracal_stat *s = &caracal_prof.fn[f];
         uint64_t *o = sum + (size_t)f * NSUM;
-        o[0] = s->count, o[1] = s->time, o[2] = s->bytes;
-        memcpy(o + 3, s->hist, sizeof s->hist);
+        o[0] = s->count, o[1] = s->time, o[2] = s->bytes, o[3] = s->sent, o[4] = s->recv, o[5] = s->sized;
+        memcpy(o + 6, s->hist, sizeof s->hist);
         mn[f] = s->count ? s->tmin : UINT64_MAX;
         mx[f] = s->tmax;
+        mn[F + f] = s->sized ? s->bmin : UINT64_MAX;
+        mx[F + f] = s->bmax;
     }
-    PMPI_Reduce(sum, rsum, CARACAL_FN_COUNT * NSUM, MPI_UINT64_T, MPI_SUM, 0, w);
-    PMPI_Reduce(mn, rmn, CARACAL_FN_COUNT, MPI_UINT64_T, MPI_MIN, 0, w);
-    PMPI_Reduce(mx, rmx, CARACAL_FN_COUNT, MPI_UINT64_T, MPI_MAX, 0, w);
+    PMPI_Reduce(sum, rsum, F * NSUM, MPI_UINT64_T, MPI_SUM, 0, w);
+    PMPI_Reduce(mn, rmn, 2 * F, MPI_UINT64_T, MPI_MIN, 0, w);
+    PMPI_Reduce(mx, rmx, 2 * F, MPI_UINT64_T, MPI_MAX, 0, w);
 
     /* traffic rows */
     uint64_t *msgs = me ? NULL : calloc((size_t)nranks * (size_t)nranks, sizeof(uint64_t));
@@ -316,9 +336,12 @@ void caracal_prof_gather_and_write(void)
         for (int f = 0; fn && f < CARACAL_FN_COUNT; f++) {
             const uint64_t *o = rsum + (size_t)f * NSUM;
             fn[f].count = o[0], fn[f].time = o[1], fn[f].bytes = o[2];
-            memcpy(fn[f].hist, o + 3, sizeof fn[f].hist);
+            fn[f].sent = o[3], fn[f].recv = o[4], fn[f].sized = o[5];
+            memcpy(fn[f].hist, o + 6, sizeof fn[f].hist);
             fn[f].tmin = fn[f].count ? rmn[f] : 0;
             fn[f].tmax = rmx[f];
+            fn[f].bmin = fn[f].sized ? rmn[F + f] : 0;
+            fn[f].bmax = rmx[F + f];
         }
         int total_sites = 0;
         long long tot_bytes = 0;

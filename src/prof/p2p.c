@@ -17,6 +17,7 @@ static void caracal_acct_send_unlocked(caracal_call *c, MPI_Count count, MPI_Dat
         return;
     uint64_t b = caracal_type_bytes(count, type);
     c->bytes += b;
+    c->sent += b;
     int w = caracal_comm_world(comm, dest);
     if (w >= 0 && w < caracal_prof.nranks && caracal_prof.msgs) {
         caracal_prof.msgs[w]++;
@@ -29,7 +30,10 @@ static void caracal_acct_status_unlocked(caracal_call *c, const MPI_Status *st)
     MPI_Count n = 0;
     if (st && st != MPI_STATUS_IGNORE && st->MPI_SOURCE != MPI_PROC_NULL &&
         PMPI_Get_elements_x(st, MPI_BYTE, &n) == MPI_SUCCESS && n > 0 && n != MPI_UNDEFINED)
+    {
         c->bytes += (uint64_t)n;
+        c->recv += (uint64_t)n;
+    }
 }
 
 /* The entry points, under the profiler's lock (threads: prof.h) */

@@ -24,8 +24,13 @@
 #define CARACAL_CSIZE_CAP 32      /* distinct communicator sizes reported per rank */
 #define CARACAL_NROOTED 12        /* rooted collectives tracked for root changes */
 
+/* bytes = sent + recv + collective bytes; sent and recv are the point-to-point halves
+ * (mpiP counts sent bytes only; a Sendrecv does both). sized: histogrammed events (calls,
+ * and for nonblocking receives their completions); bmin/bmax: the smallest and largest
+ * bytes of one such event. */
 typedef struct {
     uint64_t count, time, tmin, tmax, bytes; /* times in ns */
+    uint64_t sent, recv, sized, bmin, bmax;
     uint64_t hist[CARACAL_HIST_BINS][2];     /* [bin] = {calls, bytes} */
 } caracal_stat;
 
@@ -44,7 +49,7 @@ typedef struct {
     int active, fn, site, nohist;
     void *ra;
     uint64_t t0, t1;
-    uint64_t bytes;
+    uint64_t bytes, sent, recv; /* sent, recv: the point-to-point parts of bytes */
 } caracal_call;
 
 /** Profiling is on (CARACAL_PROFILE set, after MPI_Init, not paused by MPI_Pcontrol(0)). */
@@ -96,7 +101,7 @@ static inline void caracal_prof_enter(caracal_call *c, int fn, void *ra)
             c->ra = caracal_site_override;
             caracal_site_seen = 1;
         }
-        c->bytes = 0;
+        c->bytes = c->sent = c->recv = 0;
         c->nohist = 0;
         c->site = -1;
         c->t0 = caracal_now();

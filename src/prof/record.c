@@ -24,7 +24,19 @@ int caracal_hist_bin(uint64_t bytes)
     return b < CARACAL_HIST_BINS ? b : CARACAL_HIST_BINS - 1;
 }
 
-static void stat_add(caracal_stat *s, uint64_t dt, uint64_t bytes, int hist)
+/* One histogrammed event of BYTES: its bin, and the smallest and largest size. */
+static void stat_size(caracal_stat *s, uint64_t bytes)
+{
+    int b = caracal_hist_bin(bytes);
+    if (!s->sized++ || bytes < s->bmin)
+        s->bmin = bytes;
+    if (bytes > s->bmax)
+        s->bmax = bytes;
+    s->hist[b][0]++;
+    s->hist[b][1] += bytes;
+}
+
+static void stat_add(caracal_stat *s, uint64_t dt, const caracal_call *c)
 {
     if (!s->count || dt < s->tmin)
         s->tmin = dt;
@@ -32,12 +44,11 @@ static void stat_add(caracal_stat *s, uint64_t dt, uint64_t bytes, int hist)
         s->tmax = dt;
     s->count++;
     s->time += dt;
-    s->bytes += bytes;
-    if (hist) {
-        int b = caracal_hist_bin(bytes);
-        s->hist[b][0]++;
-        s->hist[b][1] += bytes;
-    }
+    s->bytes += c->bytes;
+    s->sent += c->sent;
+    s->recv += c->recv;
+    if (!c->nohist)
+        stat_size(s, c->bytes);
 }
 
 /* Open addressing on (fn, ra); the table never shrinks during a run. */
@@ -62,10 +73,10 @@ static void caracal_prof_commit_unlocked(caracal_call *c)
 {
     uint64_t dt = c->t1 - c->t0;
     caracal_prof.t_mpi += dt;
-    stat_add(&caracal_prof.fn[c->fn], dt, c->bytes, !c->nohist);
+    stat_add(&caracal_prof.fn[c->fn], dt, c);
     c->site = site_index(c->fn, c->ra ? c->ra : (void *)1);
     if (c->site >= 0)
-        stat_add(&caracal_prof.sites[c->site].st, dt, c->bytes, !c->nohist);
+        stat_add(&caracal_prof.sites[c->site].st, dt, c);
     else if (!caracal_prof.site_overflow++)
         caracal_warn("profiler: more than %d call sites; further sites are counted per function only",
                      CARACAL_SITE_CAP);
@@ -73,13 +84,12 @@ static void caracal_prof_commit_unlocked(caracal_call *c)
 
 static void caracal_prof_add_bytes_unlocked(int fn, int site, uint64_t bytes)
 {
-    int b = caracal_hist_bin(bytes);
     caracal_stat *s[2] = {&caracal_prof.fn[fn], site >= 0 ? &caracal_prof.sites[site].st : NULL};
     for (int i = 0; i < 2; i++)
         if (s[i]) {
             s[i]->bytes += bytes;
-            s[i]->hist[b][0]++;
-            s[i]->hist[b][1] += bytes;
+            s[i]->recv += bytes;
+            stat_size(s[i], bytes);
         }
 }
 

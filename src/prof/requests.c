@@ -109,6 +109,7 @@ static void caracal_req_start_unlocked(caracal_call *c, MPI_Request req)
     if (e->world < 0)
         return;
     c->bytes += e->bytes;
+    c->sent += e->bytes;
     if (e->world < caracal_prof.nranks && caracal_prof.msgs) {
         caracal_prof.msgs[e->world]++;
         caracal_prof.bytes[e->world] += e->bytes;

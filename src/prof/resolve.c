@@ -39,17 +39,52 @@ static const char *module_path(const char *fname)
     return self_exe[0] ? self_exe : fname;
 }
 
-/* Run addr2line -f -C -e MODULE ADDR... and fill function/file/line of the sites in IDX. */
+/* "FILE:LINE (discriminator N)" -> FILE, LINE; 0 when addr2line knows neither ("??:0"). */
+static int split_location(char *text, char **file, int *line)
+{
+    char *p = strstr(text, " (discriminator");
+    if (p)
+        *p = 0;
+    char *colon = strrchr(text, ':');
+    if (!colon || !strncmp(text, "??", 2))
+        return 0;
+    *colon = 0;
+    int ln = atoi(colon + 1);
+    *file = text;
+    *line = ln > 0 ? ln : 0;
+    return 1;
+}
+
+/* One frame of an inlining chain appended to *CHAIN as "function\tfile\tline\n". */
+static void chain_add(char **chain, size_t *len, const char *fn, const char *file, int line)
+{
+    char buf[8192];
+    int k = snprintf(buf, sizeof buf, "%s\t%s\t%d\n", fn, file ? file : "", line);
+    if (k <= 0 || *len + (size_t)k > 4000) /* the wire format's limit per string (output.c) */
+        return;
+    char *grown = realloc(*chain, *len + (size_t)k + 1);
+    if (!grown)
+        return;
+    memcpy(grown + *len, buf, (size_t)k + 1);
+    *chain = grown;
+    *len += (size_t)k;
+}
+
+/* Run addr2line -a -i -f -C -e MODULE ADDR... and fill function/file/line of the sites in IDX:
+ * each address prints itself, then a (function, file:line) pair per frame, innermost first.
+ * The first pair is the call (as before inlining was reported); the further pairs are the
+ * functions it was inlined into, each at the line where the inlined one was called. */
 static void addr2line(const char *module, const uint64_t *addrs, const int *idx, int n, caracal_where *out)
 {
-    char **argv = calloc((size_t)n + 6, sizeof *argv);
+    char **argv = calloc((size_t)n + 8, sizeof *argv);
     char *abuf = malloc((size_t)n * 24);
     if (!argv || !abuf)
         goto done;
-    argv[0] = "addr2line", argv[1] = "-f", argv[2] = "-C", argv[3] = "-e", argv[4] = (char *)module;
+    argv[0] = "addr2line", argv[1] = "-a", argv[2] = "-i", argv[3] = "-f", argv[4] = "-C", argv[5] = "-e";
+    argv[6] = (char *)module;
     for (int i = 0; i < n; i++) {
-        argv[5 + i] = abuf + (size_t)i * 24;
-        snprintf(argv[5 + i], 24, "0x%llx", (unsigned long long)addrs[i]);
+        argv[7 + i] = abuf + (size_t)i * 24;
+        snprintf(argv[7 + i], 24, "0x%llx", (unsigned long long)addrs[i]);
     }
     int fd[2];
     if (pipe(fd))
@@ -71,26 +106,40 @@ static void addr2line(const char *module, const uint64_t *addrs, const int *idx,
         goto done;
     }
     FILE *f = fdopen(fd[0], "r");
-    char line[4096];
-    for (int i = 0; f && i < n; i++) {
-        if (!fgets(line, sizeof line, f))
-            break;
+    char line[4096], fn[4096];
+    int i = -1, frame = 0, have = f && fgets(line, sizeof line, f);
+    size_t chain_len = 0;
+    while (have) {
         line[strcspn(line, "\n")] = 0;
-        if (strcmp(line, "??"))
-            out[idx[i]].function = strdup(line);
-        if (!fgets(line, sizeof line, f))
-            break;
-        line[strcspn(line, "\n")] = 0;
-        char *p = strstr(line, " (discriminator");
-        if (p)
-            *p = 0;
-        char *colon = strrchr(line, ':');
-        if (colon && strncmp(line, "??", 2)) {
-            *colon = 0;
-            int ln = atoi(colon + 1);
-            out[idx[i]].file = strdup(line);
-            out[idx[i]].line = ln > 0 ? ln : 0;
+        if (!strncmp(line, "0x", 2)) { /* the next address */
+            if (++i >= n)
+                break;
+            frame = 0, chain_len = 0;
+            have = fgets(line, sizeof line, f) != NULL;
+            continue;
         }
+        if (i < 0)
+            break;
+        snprintf(fn, sizeof fn, "%s", line);
+        if (!fgets(line, sizeof line, f))
+            break;
+        line[strcspn(line, "\n")] = 0;
+        char *file = NULL;
+        int ln = 0, known = split_location(line, &file, &ln);
+        caracal_where *w = &out[idx[i]];
+        if (frame++ == 0) {
+            if (strcmp(fn, "??"))
+                w->function = strdup(fn);
+            if (known) {
+                w->file = strdup(file);
+                w->line = ln;
+            }
+        } else {
+            char *chain = (char *)w->inlined;
+            chain_add(&chain, &chain_len, fn, known ? file : NULL, known ? ln : 0);
+            w->inlined = chain;
+        }
+        have = fgets(line, sizeof line, f) != NULL;
     }
     if (f)
         fclose(f);
