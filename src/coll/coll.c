@@ -337,21 +337,13 @@ int caracal_impl_MPI_Barrier(MPI_Comm comm) { return barrier(comm, NULL); }
 int caracal_impl_MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) { return barrier(comm, request); }
 
 /* A blocking call of count 0 moves nothing on any rank (coll/call.h) */
-static int empty(caracal_coll c, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm)
-{
-    if (count != 0 || caracal_select_never(c))
-        return 0; /* an all-native family: the library returns from an empty call as fast */
-    caracal_coll_call call = {.coll = c, .scount = count, .sdt = dt, .op = op, .root = root};
-    return caracal_coll_call_empty(&call, comm);
-}
-
 static int bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request *request)
 {
     caracal_choice ch;
     caracal_hier *h;
-    if (count == 0 && !request && empty(CARACAL_BCAST, count, dt, MPI_OP_NULL, root, comm))
-        return MPI_SUCCESS;
-    if (root == MPI_PROC_NULL || !applies(CARACAL_BCAST, !request, comm, count, dt, root, MPI_SUM, &ch, &h))
+    /* a blocking call of 0 elements (0 bytes on every rank) goes to the library, whose own
+     * early return is faster than any check here */
+    if ((count == 0 && !request) || root == MPI_PROC_NULL || !applies(CARACAL_BCAST, !request, comm, count, dt, root, MPI_SUM, &ch, &h))
 {
         if (request)
             return PMPI_Ibcast(buf, count, dt, root, comm, request);
@@ -378,9 +370,7 @@ static int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt
 {
     caracal_choice ch;
     caracal_hier *h;
-    if (count == 0 && !request && empty(CARACAL_REDUCE, count, dt, op, root, comm))
-        return MPI_SUCCESS;
-    if (root == MPI_PROC_NULL || !applies(CARACAL_REDUCE, !request, comm, count, dt, root, op, &ch, &h))
+    if ((count == 0 && !request) || root == MPI_PROC_NULL || !applies(CARACAL_REDUCE, !request, comm, count, dt, root, op, &ch, &h))
 {
         if (request)
             return PMPI_Ireduce(sendbuf, recvbuf, count, dt, op, root, comm, request);
@@ -410,9 +400,7 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
 {
     caracal_choice ch;
     caracal_hier *h;
-    if (count == 0 && !request && empty(CARACAL_ALLREDUCE, count, dt, op, MPI_PROC_NULL, comm))
-        return MPI_SUCCESS;
-    if (!applies(CARACAL_ALLREDUCE, !request, comm, count, dt, MPI_PROC_NULL, op, &ch, &h))
+    if ((count == 0 && !request) || !applies(CARACAL_ALLREDUCE, !request, comm, count, dt, MPI_PROC_NULL, op, &ch, &h))
 {
         if (request)
             return PMPI_Iallreduce(sendbuf, recvbuf, count, dt, op, comm, request);

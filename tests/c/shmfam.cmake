@@ -72,3 +72,21 @@ caracal_mpi_test(NAME shmfam_persist_np2 NP 2 COMMAND $<TARGET_FILE:test_persist
                  PRELOAD ENV CARACAL_NODE_SIZE=2 ${_shm_pers_rules})
 caracal_mpi_test(NAME shmfam_persist_np3 NP 3 COMMAND $<TARGET_FILE:test_persist> ${_shm_pers} 200
                  PRELOAD ENV CARACAL_NODE_SIZE=3 ${_shm_pers_rules})
+# alltoall(v) "hier" with the node phases on each node's segment (a2afam.cmake's hier
+# launches take them wherever a node group has slots): uneven node groups with every block
+# crossing many pipelined and windowed steps, the point-to-point node phase kept covered
+# without segments, and persistent alltoall rebuilt on the segment at every start
+foreach(spec "3;2" "5;3" "7;3")
+  list(GET spec 0 _np)
+  list(GET spec 1 _ns)
+  set(_arg ${_shm_small})
+  if(_np GREATER 4)
+    set(_arg small)
+  endif()
+  caracal_mpi_test(NAME shmfam_a2a_hier_np${_np}_node${_ns}_tinychunks NP ${_np} COMMAND $<TARGET_FILE:test_a2afam> ${_arg}
+                   PRELOAD ENV CARACAL_NODE_SIZE=${_ns} CARACAL_SHM_SLOT=4k CARACAL_SHM_CHUNK=100 ${_a2a_hier})
+endforeach()
+caracal_mpi_test(NAME shmfam_a2a_hier_np5_node3_noshm NP 5 COMMAND $<TARGET_FILE:test_a2afam> small PRELOAD
+                 ENV CARACAL_NODE_SIZE=3 CARACAL_SHM=0 ${_a2a_hier})
+caracal_mpi_test(NAME shmfam_persist_alltoall_hier_np4_node2 NP 4 COMMAND $<TARGET_FILE:test_persist> alltoall 200
+                 PRELOAD ENV CARACAL_NODE_SIZE=2 CARACAL_ALLTOALL=hier)

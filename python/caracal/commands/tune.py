@@ -1,5 +1,6 @@
 """caracal tune: measure every algorithm here and write the selection for this machine."""
 import json
+import math
 import os
 import statistics
 import sys
@@ -410,6 +411,44 @@ def native_file_name(mpi: str) -> str:
     return "native-openmpi.rules" if launch.library(mpi).family == "openmpi" else "native-mpich.json"
 
 
+CONFIDENCE = 0.95  # of the interval around each verified cell's ratio
+
+
+def median_ci(values, confidence=CONFIDENCE):
+    """The median of `values` and a distribution-free interval for it: order statistics
+    k and n+1-k with k the largest rank such that P(Binomial(n, 1/2) < k) <= (1 - confidence)/2
+    (the sign-test interval; covers at least `confidence`). None for the bounds when n is too
+    small for that confidence."""
+    v = sorted(values)
+    n = len(v)
+    med = statistics.median(v)
+    tail, k, acc = (1 - confidence) / 2, 0, 0.0
+    for j in range(n + 1):  # acc = P(X <= j - 1) before adding P(X = j)
+        acc_next = acc + math.comb(n, j) / 2 ** n
+        if acc_next > tail:
+            break
+        acc, k = acc_next, j + 1
+    if k < 1:
+        return med, None, None
+    return med, v[k - 1], v[n - k]
+
+
+def paired_ratio(tuned, native):
+    """Per repetition tuned / native (the two ran side by side in that repetition): the
+    median ratio and its interval (median_ci)."""
+    ratios = [t / n for t, n in zip(tuned, native) if n > 0]
+    if len(ratios) < 3:
+        return None, None, None
+    return median_ci(ratios)
+
+
+def verdict(lo, hi, limit):
+    """'above' when the interval lies wholly above `limit`, 'below' wholly below, else 'tie'."""
+    if lo is None:
+        return "tie"
+    return "above" if lo > limit else "below" if hi < limit else "tie"
+
+
 def verify(args):
     """Re-measure DIR's selection: PMPI alone vs Caracal with the written rules, per cell."""
     out = Path(args.out)
@@ -462,50 +501,70 @@ def verify(args):
             if len(d) < 2:
                 continue
             n, t = d["pmpi"], d["tuned"]
+            ratio, lo, hi = paired_ratio(t.get("reps_us", []), n.get("reps_us", []))
             rows.append({"ranks": np_, "coll": coll, "bytes": b, "chosen": chosen.get((np_, coll, b), "?"),
                          "native_us": n["median_us"], "native_p25_us": n["p25_us"], "native_p75_us": n["p75_us"],
                          "tuned_us": t["median_us"], "tuned_p25_us": t["p25_us"], "tuned_p75_us": t["p75_us"],
-                         "ratio": round(t["median_us"] / n["median_us"], 3) if n["median_us"] > 0 else None,
-                         "overlap": t["p25_us"] <= n["p75_us"] and n["p25_us"] <= t["p75_us"]})
+                         "ratio": round(ratio, 3) if ratio is not None else None,
+                         "ci_lo": round(lo, 3) if lo is not None else None,
+                         "ci_hi": round(hi, 3) if hi is not None else None,
+                         "vs_1": verdict(lo, hi, 1.0), "vs_1.05": verdict(lo, hi, 1.05)})
         bar.step()
     bar.clear()
     for e in failed:
         print(f"caracal tune --verify: {e}", file=sys.stderr)
-    rat = [r["ratio"] for r in rows if r["ratio"] is not None]
-    le1 = sum(1 for x in rat if x <= 1.0)
-    le105 = sum(1 for x in rat if x <= 1.05)
-    above = [r for r in rows if r["ratio"] is not None and r["ratio"] > 1.0]
-    noise = sum(1 for r in above if r["overlap"])
-    worst = max(rows, key=lambda r: r["ratio"] or 0) if rows else None
-    summary = {"cells": len(rat), "at_most_1": le1, "at_most_1.05": le105, "above_1_within_iqr": noise,
-               "max_ratio": worst["ratio"] if worst else None,
-               "max_cell": f"{worst['coll']} n={worst['ranks']} {_fmt_bytes(worst['bytes'])}" if worst else None,
+    rat = [r for r in rows if r["ratio"] is not None]
+    above = [r for r in rat if r["vs_1"] == "above"]
+    above105 = [r for r in rat if r["vs_1.05"] == "above"]
+    below = sum(1 for r in rat if r["vs_1"] == "below")
+    met = len(rat) - len(above)
+    share = met / len(rat) if rat else 0.0
+    worst = max(rat, key=lambda r: r["ci_lo"] if r["ci_lo"] is not None else 0) if rat else None
+    summary = {"cells": len(rat), "confidence": CONFIDENCE, "below_1": below, "tie_1": met - below,
+               "above_1": len(above), "above_1.05": len(above105), "met_share": round(share, 4),
+               "goal_met": bool(rat) and share >= 0.95 and not above105,
+               "median_ratios_at_most_1": sum(1 for r in rat if r["ratio"] <= 1.0),
+               "worst_lower_bound": worst["ci_lo"] if worst else None,
+               "worst_cell": f"{worst['coll']} n={worst['ranks']} {_fmt_bytes(worst['bytes'])}" if worst else None,
                "failed_launches": failed}
+    pct = int(CONFIDENCE * 100)
     md = [f"# caracal tune --verify: {args.mpi} on {machine().get('hostname', '?')}", "",
           f"Re-measured {now_iso()} in new launches; load average at the start {load0:.2f}, at the end "
           f"{os.getloadavg()[0]:.2f} "
           f"({os.cpu_count()} cores); {args.reps} repetitions per cell. `native` = the library alone "
           f"(PMPI_*){' with ' + nfile.name if nfile.exists() else ''}; `tuned` = Caracal with "
-          f"{out.name}/caracal-rules.conf; both in the same launch, interleaved, back to back, slowest rank, "
-          f"median [p25-p75] us. ratio = tuned / native (below 1: Caracal faster). `chosen` = what the tune "
+          f"{out.name}/caracal-rules.conf; both in the same launch, interleaved (a fresh random order in "
+          f"every repetition), back to back, slowest rank, median [p25-p75] us. `chosen` = what the tune "
           f"run picked for the cell.", "",
-          f"**{le1} of {len(rat)} cells at most 1.00x, {le105} at most 1.05x**; of the {len(above)} cells above "
-          f"1.00x, {noise} have overlapping quartile ranges (within the noise); worst "
-          f"{summary['max_ratio']} ({summary['max_cell']})." + (f" {len(failed)} launch(es) failed." if failed else ""),
-          "", "| coll | ranks | bytes | chosen | native us [p25-p75] | tuned us [p25-p75] | ratio |",
-          "|---|---:|---:|---|---:|---:|---:|"]
+          f"**The rule.** ratio = the median over repetitions of tuned / native within the repetition (the "
+          f"two ran side by side); `{pct}% CI` = a distribution-free {pct}% interval for that median (sign-test "
+          f"order statistics). A cell counts as **above 1.00x only when its whole interval lies above 1.00** "
+          f"(`above`); `below` = the whole interval below 1.00; `tie` = the interval contains 1.00 (not "
+          f"distinguishable from the library with these repetitions). The goal: at most 1.00x in at least "
+          f"95% of cells (not `above`) and never above 1.05x (no interval wholly above 1.05). With about "
+          f"{len(rat)} cells, a one-sided {100 - (100 - pct) // 2}% bound still puts about "
+          f"{len(rat) * (1 - CONFIDENCE) / 2:.0f} cells wholly above 1.00 by chance where Caracal equals the library.", "",
+          f"**{met} of {len(rat)} cells met ({100 * share:.1f}%): {below} below, {met - below} tie; "
+          f"{len(above)} above 1.00x, {len(above105)} above 1.05x; goal "
+          f"{'met' if summary['goal_met'] else 'not met'}.** (Median ratio at most 1.00 in "
+          f"{summary['median_ratios_at_most_1']} cells.) Highest lower bound {summary['worst_lower_bound']} "
+          f"({summary['worst_cell']})." + (f" {len(failed)} launch(es) failed." if failed else ""),
+          "", f"| coll | ranks | bytes | chosen | native us [p25-p75] | tuned us [p25-p75] | ratio | {pct}% CI | vs 1.00 |",
+          "|---|---:|---:|---|---:|---:|---:|---|---|"]
     for r in rows:
-        ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}"
+        ratio = "-" if r["ratio"] is None else f"{r['ratio']:.3f}"
+        ci = "-" if r["ci_lo"] is None else f"{r['ci_lo']:.3f}-{r['ci_hi']:.3f}"
+        mark = r["vs_1"] + (" (>1.05)" if r["vs_1.05"] == "above" else "")
         md.append(f"| {r['coll']} | {r['ranks']} | {_fmt_bytes(r['bytes'])} | {r['chosen']} | {r['native_us']:.2f} "
                   f"[{r['native_p25_us']:.2f}-{r['native_p75_us']:.2f}] | {r['tuned_us']:.2f} "
-                  f"[{r['tuned_p25_us']:.2f}-{r['tuned_p75_us']:.2f}] | {ratio} |")
+                  f"[{r['tuned_p25_us']:.2f}-{r['tuned_p75_us']:.2f}] | {ratio} | {ci} | {mark} |")
     (out / "verify.md").write_text("\n".join(md) + "\n")
-    (out / "verify.json").write_text(json.dumps({"schema": "caracal.tune-verify/1", "config": config,
+    (out / "verify.json").write_text(json.dumps({"schema": "caracal.tune-verify/2", "config": config,
                                                  "machine": dict(machine(), load=round(load0, 2)), "reps": args.reps,
                                                  "summary": summary,
                                                  "rows": rows}, separators=(",", ":")) + "\n")
-    print(f"{le1} of {len(rat)} cells at most 1.00x native, {le105} at most 1.05x; worst {summary['max_ratio']} "
-          f"({summary['max_cell']}); wrote {out}/verify.md, {out}/verify.json")
+    print(f"{met} of {len(rat)} cells not above 1.00x native ({pct}% intervals: {below} below, {met - below} tie, "
+          f"{len(above)} above, {len(above105)} above 1.05x); wrote {out}/verify.md, {out}/verify.json")
     return 1 if failed else 0
 
 
@@ -568,6 +627,8 @@ def run(args):
             _save(_state_path(out), state)
             return 1
         walls.append(time.monotonic() - ts)
+        for c in cells:
+            c.pop("reps_us", None)  # the tune ranks by medians; the state stays small
         state["done"][key] = cells
         _save(_state_path(out), state)
         bar.clear()

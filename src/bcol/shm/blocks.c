@@ -93,6 +93,10 @@ typedef struct {
         int plain;
     } types[2];
     int ntypes;
+    /* the windowed node phases (caracal_shm_node_gatherv/scatterv): the root's block sizes
+     * and buffers, by member, read when the task starts (an earlier task computes them) */
+    const size_t *late_bytes;
+    char *const *late_ptr;
 } blk_task;
 
 /* ---- pieces ---- */
@@ -367,10 +371,29 @@ static int read_phase(blk_task *t, uint64_t step, uint64_t c)
     }
 }
 
+/* the windowed node phases' root: its blocks' sizes and buffers, now that they are known */
+static void take_late(blk_task *t)
+{
+    uint64_t used = 0;
+    for (int m = 0; m < t->n; m++) {
+        t->B[m] = m != t->root ? t->late_bytes[m] : 0;
+        if (t->kind == B_SCATTER)
+            t->src[m] = m != t->root ? t->late_ptr[m] : NULL;
+        else
+            t->dst[m] = m != t->root ? t->late_ptr[m] : NULL;
+        if (pieces(t, t->B[m]) > used)
+            used = pieces(t, t->B[m]);
+    }
+    t->used = used; /* at most the window: blocks past it travel in whole slots (piece_size) */
+    t->late_bytes = NULL;
+}
+
 static int progress(caracal_task *task)
 {
     blk_task *t = (blk_task *)task;
     caracal_shm_seg *s = t->seg;
+    if (t->late_bytes)
+        take_late(t);
     while (t->cur < t->used) {
         uint64_t step = t->step0 + t->cur;
         if (task->state == 0) {
@@ -883,6 +906,39 @@ caracal_task *caracal_shm_node_scatter(caracal_hier *h, int root, const size_t *
         t->dst[me] = receive_at(t, rbuf, rcount, rdt, tmp);
     }
     return reserve(t, t->n > 1 ? steps : 0, me == root ? steps : pieces(t, t->B[me]));
+}
+
+caracal_task *caracal_shm_node_gatherv(caracal_hier *h, int root, size_t my_bytes, const void *mine,
+                                       const size_t *bytes, char *const *dst)
+{
+    blk_task *t = new_task(h, B_GATHER, "node_gatherv_shm", root);
+    if (t->n == 1)
+        return reserve(t, 0, 0);
+    if (t->me == root) {
+        t->late_bytes = bytes;
+        t->late_ptr = dst;
+    } else {
+        t->B[t->me] = my_bytes;
+        t->wsrc = my_bytes ? mine : NULL;
+        t->wbytes = my_bytes;
+    }
+    return reserve(t, STEP_WINDOW, t->me == root ? 0 : pieces(t, my_bytes));
+}
+
+caracal_task *caracal_shm_node_scatterv(caracal_hier *h, int root, size_t my_bytes, char *my_dst,
+                                        const size_t *bytes, char *const *src)
+{
+    blk_task *t = new_task(h, B_SCATTER, "node_scatterv_shm", root);
+    if (t->n == 1)
+        return reserve(t, 0, 0);
+    if (t->me == root) {
+        t->late_bytes = bytes;
+        t->late_ptr = (char *const *)src;
+    } else {
+        t->B[t->me] = my_bytes;
+        t->dst[t->me] = my_bytes ? my_dst : NULL;
+    }
+    return reserve(t, STEP_WINDOW, t->me == root ? 0 : pieces(t, my_bytes));
 }
 
 /* the reductions: every member's input vector of `total` elements goes into its buffers;

@@ -56,5 +56,15 @@ caracal_task *caracal_shm_node_gather(caracal_hier *h, int root, const size_t *b
  *  rbuf (rcount x rdt). */
 caracal_task *caracal_shm_node_scatter(caracal_hier *h, int root, const size_t *bytes, const char *const *src,
                                        void *rbuf, int rcount, MPI_Datatype rdt);
+/** The same node phases where only the root learns the sizes at run time (alltoallv
+ *  "hier": a member knows what it sends and receives, its leader learns it from an earlier
+ *  phase). Every member reserves a window of steps (as gatherv's); a member's own block is
+ *  my_bytes contiguous bytes at `mine` (gather: copied in) or `my_dst` (scatter: copied out);
+ *  the root reads bytes[m] and dst[m] (gather) or src[m] (scatter), by member, when the
+ *  task starts, so an earlier task of its schedule may fill them. */
+caracal_task *caracal_shm_node_gatherv(caracal_hier *h, int root, size_t my_bytes, const void *mine,
+                                       const size_t *bytes, char *const *dst);
+caracal_task *caracal_shm_node_scatterv(caracal_hier *h, int root, size_t my_bytes, char *my_dst,
+                                        const size_t *bytes, char *const *src);
 
 #endif

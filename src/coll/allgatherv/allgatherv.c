@@ -15,11 +15,11 @@ int caracal_impl_MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype
 {
     if (!caracal_select_never(CARACAL_ALLGATHERV)) { /* else straight to the library */
         caracal_coll_call c = {.coll = CARACAL_ALLGATHERV, .root = MPI_PROC_NULL, .op = MPI_OP_NULL, .sbuf = sendbuf, .scount = sendcount, .sdt = sendtype, .rbuf = recvbuf, .rcounts = recvcounts, .rdispls = displs, .rdt = recvtype};
-        if (caracal_coll_call_empty(&c, comm))
-            return MPI_SUCCESS;
-        int rc = allgatherv(&c, comm, NULL);
-        if (rc >= 0)
-            return rc;
+        if (!caracal_coll_call_empty(&c, comm)) { /* empty: the library returns at once, on every rank */
+            int rc = allgatherv(&c, comm, NULL);
+            if (rc >= 0)
+                return rc;
+        }
     }
     CARACAL_NATIVE_BLOCKING(PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm),
                             PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, &native_req));

@@ -15,11 +15,11 @@ int caracal_impl_MPI_Alltoallv(const void *sendbuf, const int sendcounts[], cons
 {
     if (!caracal_select_never(CARACAL_ALLTOALLV)) { /* else straight to the library */
         caracal_coll_call c = {.coll = CARACAL_ALLTOALLV, .root = MPI_PROC_NULL, .op = MPI_OP_NULL, .sbuf = sendbuf, .scounts = sendcounts, .sdispls = sdispls, .sdt = sendtype, .rbuf = recvbuf, .rcounts = recvcounts, .rdispls = rdispls, .rdt = recvtype};
-        if (caracal_coll_call_empty(&c, comm))
-            return MPI_SUCCESS;
-        int rc = alltoallv(&c, comm, NULL);
-        if (rc >= 0)
-            return rc;
+        if (!caracal_coll_call_empty(&c, comm)) { /* empty: the library returns at once, on every rank */
+            int rc = alltoallv(&c, comm, NULL);
+            if (rc >= 0)
+                return rc;
+        }
     }
     CARACAL_NATIVE_BLOCKING(PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm),
                             PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, &native_req));

@@ -8,9 +8,15 @@
  *   3. each leader assembles per member the blocks it receives, in source rank order, and
  *      sends them; a member knows how much that is (its own receive counts) and unpacks.
  * The leader's buffers are sized at run time (steps.h caracal_steps_call / *_at messages),
- * reused across replays of a persistent call. */
+ * reused across replays of a persistent call.
+ * Where the node groups are the node level of a two-level hierarchy and mine has a
+ * shared-memory segment with slots (caracal_gf_node_shm), the phases inside the node run on
+ * the segment instead (alltoallv_hier_shm below). */
 #include "coll/starts.h"
 #include "coll/nodes.h"
+#include "coll/gatherfam.h"
+#include "bcol/shm/blocks.h"
+#include "ml/schedule.h"
 #include "dtype.h"
 #include <string.h>
 
@@ -32,6 +38,10 @@ typedef struct {
     void **result;              /* [m] what member j receives, source order (result[0]: mine) */
     size_t *result_bytes;
     caracal_steps_buf **result_mem;
+    /* the node phases on the segment: by member of the node level (lrank) */
+    const int *lrank;           /* [m] node-level rank of my node's member i */
+    size_t *seg_bytes;          /* [node size] its data's bytes, then its result's */
+    char **seg_at;              /* [node size] where its data goes, then where its result is */
 } leader_state;
 
 /* after the members' counts: size the data receives and the counts for the other leaders */
@@ -134,6 +144,94 @@ static void got_blocks(void *arg)
     }
 }
 
+/* the node phases on the segment: what the leader receives (after the sizes), and what it
+ * sends back (after the assembly), by node-level rank */
+static void seg_in(void *arg)
+{
+    leader_state *st = arg;
+    got_sizes(st);
+    for (int i = 0; i < st->m; i++) {
+        st->seg_bytes[st->lrank[i]] = st->bytes[i];
+        st->seg_at[st->lrank[i]] = st->data[i];
+    }
+}
+
+static void seg_out(void *arg)
+{
+    leader_state *st = arg;
+    got_blocks(st);
+    for (int i = 0; i < st->m; i++) {
+        st->seg_bytes[st->lrank[i]] = st->result_bytes[i];
+        st->seg_at[st->lrank[i]] = st->result[i];
+    }
+}
+
+static leader_state *leader_new(caracal_steps *s, const caracal_nodes *g, int n, int me, const long long *my_sizes,
+                                char *packed, size_t packed_bytes, char *result, size_t result_bytes);
+static void leader_exchange(caracal_steps *s, MPI_Comm comm, leader_state *st);
+
+/* 1. every member's n send sizes to the leader through the segment; 2. (leader) the data's
+ * sizes, then every member's packed blocks through the segment (a window: only the leader
+ * learns the sizes, at run time); 3. (leader) the exchange between leaders and the
+ * per-member assembly, as the point-to-point schedule's, so nodes with and without a
+ * segment work together; 4. every member's blocks from the leader through the segment;
+ * 5. unpack. Every member packs its blocks at the call. */
+static caracal_task *alltoallv_hier_shm(const caracal_ml_args *a, const caracal_coll_call *call, caracal_steps *s,
+                                        const caracal_nodes *g, const long long *my_sizes, char *packed, size_t packed_bytes,
+                                        char *result, size_t result_bytes)
+{
+    caracal_hier *h = a->h;
+    int n = h->size, r = h->rank;
+    const caracal_level *lv = &h->level[0];
+    int me = g->node[r], m = caracal_nodes_size(g, me), leader = caracal_nodes_leader(g, me), root = lv->lrank[leader];
+    const int *mine = g->members + g->start[me];
+    size_t *rows = caracal_steps_scratch(s, (size_t)lv->size * sizeof *rows);
+    char **at = caracal_steps_scratch(s, (size_t)lv->size * sizeof *at);
+    for (int i = 0; i < m; i++)
+        rows[lv->lrank[mine[i]]] = (size_t)n * sizeof(long long);
+    caracal_task *t[6];
+    int nt = 0;
+    if (r != leader) {
+        t[nt++] = caracal_shm_node_gather(h, root, rows, my_sizes, at);
+        t[nt++] = caracal_shm_node_gatherv(h, root, packed_bytes, packed, NULL, NULL);
+        t[nt++] = caracal_shm_node_scatterv(h, root, result_bytes, result, NULL, NULL);
+    } else {
+        leader_state *st = leader_new(s, g, n, me, my_sizes, packed, packed_bytes, result, result_bytes);
+        int *lr = caracal_steps_scratch(s, (size_t)m * sizeof *lr);
+        for (int i = 0; i < m; i++)
+            lr[i] = lv->lrank[mine[i]];
+        st->lrank = lr;
+        st->seg_bytes = caracal_steps_scratch(s, (size_t)lv->size * sizeof(size_t));
+        st->seg_at = caracal_steps_scratch(s, (size_t)lv->size * sizeof(char *));
+        for (int i = 1; i < m; i++)
+            at[lr[i]] = (char *)(st->sizes + (size_t)i * n);
+        t[nt++] = caracal_shm_node_gather(h, root, rows, NULL, at);
+        caracal_steps *sizes = caracal_steps_new("alltoallv_hier", NULL, a->tag);
+        caracal_steps_call(sizes, seg_in, st);
+        t[nt++] = caracal_steps_task(sizes);
+        t[nt++] = caracal_shm_node_gatherv(h, root, 0, NULL, st->seg_bytes, st->seg_at);
+        caracal_steps *across = caracal_steps_new("alltoallv_hier", h, a->tag);
+        leader_exchange(across, h->dup, st);
+        caracal_steps_call(across, seg_out, st);
+        t[nt++] = caracal_steps_task(across);
+        t[nt++] = caracal_shm_node_scatterv(h, root, 0, NULL, st->seg_bytes, st->seg_at);
+    }
+    size_t off = 0; /* 5., in the program that owns every phase's scratch */
+    for (int src = 0; src < n; src++) {
+        caracal_steps_unpack(s, result + off, (char *)call->rbuf + caracal_type_offset(call->rdt, call->rdispls[src]),
+                             call->rcounts[src], call->rdt);
+        off += (size_t)(call->rcounts[src] > 0 ? call->rcounts[src] : 0) * caracal_type_size(call->rdt);
+    }
+    t[nt++] = caracal_steps_task(s);
+    caracal_schedule *sched = caracal_sched_new("alltoallv_hier", h);
+    for (int i = 0; i < nt; i++) {
+        caracal_sched_add(sched, t[i]);
+        if (i)
+            caracal_task_then(t[i - 1], t[i]);
+    }
+    return &sched->task;
+}
+
 CARACAL_START(caracal_start_alltoallv_hier)
 {
     caracal_hier *h = a->h;
@@ -154,7 +252,8 @@ CARACAL_START(caracal_start_alltoallv_hier)
     }
     size_t ssize = caracal_type_size(sdt), rsize = caracal_type_size(rdt);
     const caracal_nodes *g = caracal_nodes_of(s, h);
-    int me = g->node[r], m = caracal_nodes_size(g, me), leader = caracal_nodes_leader(g, me);
+    int me = g->node[r], leader = caracal_nodes_leader(g, me);
+    int shm = caracal_gf_node_shm(h);
 
     /* my blocks, packed in destination order, and their sizes */
     long long *my_sizes = caracal_steps_scratch(s, (size_t)n * sizeof(long long));
@@ -167,83 +266,35 @@ CARACAL_START(caracal_start_alltoallv_hier)
     char *packed = caracal_steps_scratch(s, packed_bytes);
     size_t at = 0;
     for (int d = 0; d < n; d++) {
-        caracal_steps_pack(s, sbuf + caracal_type_offset(sdt, sdispls[d]), scounts[d], sdt, packed + at);
+        if (!shm) {
+            caracal_steps_pack(s, sbuf + caracal_type_offset(sdt, sdispls[d]), scounts[d], sdt, packed + at);
+        } else if (my_sizes[d] > 0) { /* now: the segment's phase reads it before any step of s */
+            int pos = 0;
+            caracal_type_pack(sbuf + caracal_type_offset(sdt, sdispls[d]), scounts[d], sdt, packed + at,
+                              (int)my_sizes[d], &pos);
+        }
         at += (size_t)my_sizes[d];
     }
     char *result = caracal_steps_scratch(s, result_bytes);
+    if (shm)
+        return alltoallv_hier_shm(a, call, s, g, my_sizes, packed, packed_bytes, result, result_bytes);
 
     if (r != leader) {
         caracal_steps_send_bytes(s, comm, leader, my_sizes, (size_t)n * sizeof(long long));
         caracal_steps_send_bytes(s, comm, leader, packed, packed_bytes);
         caracal_steps_recv_bytes(s, comm, leader, result, result_bytes);
     } else {
-        leader_state *st = caracal_steps_scratch(s, sizeof *st);
-        int nodes = g->count;
-        st->g = g;
-        st->n = n;
-        st->m = m;
-        st->me = me;
-        st->mine = g->members + g->start[me];
-        st->sizes = caracal_steps_scratch(s, (size_t)m * n * sizeof(long long));
-        memcpy(st->sizes, my_sizes, (size_t)n * sizeof(long long));
-        st->off = caracal_steps_scratch(s, (size_t)m * (n + 1) * sizeof(size_t));
-        st->data = caracal_steps_scratch(s, (size_t)m * sizeof(void *));
-        st->bytes = caracal_steps_scratch(s, (size_t)m * sizeof(size_t));
-        st->mem = caracal_steps_scratch(s, (size_t)m * sizeof(void *));
-        st->result = caracal_steps_scratch(s, (size_t)m * sizeof(void *));
-        st->result_bytes = caracal_steps_scratch(s, (size_t)m * sizeof(size_t));
-        st->result_mem = caracal_steps_scratch(s, (size_t)m * sizeof(void *));
-        st->data[0] = packed;
-        st->bytes[0] = packed_bytes;
-        st->result[0] = result;
-        st->result_bytes[0] = result_bytes;
-        for (int i = 1; i < m; i++) {
-            st->mem[i] = caracal_steps_buf_new(s);
-            st->result_mem[i] = caracal_steps_buf_new(s);
-        }
-        st->to_sizes = caracal_steps_scratch(s, (size_t)nodes * sizeof(void *));
-        st->from_sizes = caracal_steps_scratch(s, (size_t)nodes * sizeof(void *));
-        st->from_off = caracal_steps_scratch(s, (size_t)nodes * sizeof(void *));
-        st->out = caracal_steps_scratch(s, (size_t)nodes * sizeof(void *));
-        st->in = caracal_steps_scratch(s, (size_t)nodes * sizeof(void *));
-        st->out_bytes = caracal_steps_scratch(s, (size_t)nodes * sizeof(size_t));
-        st->in_bytes = caracal_steps_scratch(s, (size_t)nodes * sizeof(size_t));
-        st->out_mem = caracal_steps_scratch(s, (size_t)nodes * sizeof(void *));
-        st->in_mem = caracal_steps_scratch(s, (size_t)nodes * sizeof(void *));
-        for (int k = 0; k < nodes; k++) {
-            if (k == me)
-                continue;
-            size_t pairs = (size_t)m * caracal_nodes_size(g, k);
-            st->to_sizes[k] = caracal_steps_scratch(s, pairs * sizeof(long long));
-            st->from_sizes[k] = caracal_steps_scratch(s, pairs * sizeof(long long));
-            st->from_off[k] = caracal_steps_scratch(s, pairs * sizeof(size_t));
-            st->out_mem[k] = caracal_steps_buf_new(s);
-            st->in_mem[k] = caracal_steps_buf_new(s);
-        }
+        leader_state *st = leader_new(s, g, n, me, my_sizes, packed, packed_bytes, result, result_bytes);
         /* 1. the members' counts */
-        for (int i = 1; i < m; i++)
+        for (int i = 1; i < st->m; i++)
             caracal_steps_recv_bytes(s, comm, st->mine[i], st->sizes + (size_t)i * n, (size_t)n * sizeof(long long));
         caracal_steps_call(s, got_sizes, st);
-        /* 2. the members' data; counts between leaders */
-        for (int i = 1; i < m; i++)
+        /* 2. the members' data; then the leaders' exchange and the assembly */
+        for (int i = 1; i < st->m; i++)
             caracal_steps_recv_bytes_at(s, comm, st->mine[i], &st->data[i], &st->bytes[i]);
-        for (int k = 0; k < nodes; k++) {
-            if (k == me)
-                continue;
-            size_t pairs = (size_t)m * caracal_nodes_size(g, k);
-            caracal_steps_send_bytes(s, comm, caracal_nodes_leader(g, k), st->to_sizes[k], pairs * sizeof(long long));
-            caracal_steps_recv_bytes(s, comm, caracal_nodes_leader(g, k), st->from_sizes[k], pairs * sizeof(long long));
-        }
-        caracal_steps_call(s, got_data, st);
-        /* 3. data between leaders, then to the members */
-        for (int k = 0; k < nodes; k++) {
-            if (k == me)
-                continue;
-            caracal_steps_send_bytes_at(s, comm, caracal_nodes_leader(g, k), &st->out[k], &st->out_bytes[k]);
-            caracal_steps_recv_bytes_at(s, comm, caracal_nodes_leader(g, k), &st->in[k], &st->in_bytes[k]);
-        }
+        leader_exchange(s, comm, st);
         caracal_steps_call(s, got_blocks, st);
-        for (int j = 1; j < m; j++)
+        for (int j = 1; j < st->m; j++)
             caracal_steps_send_bytes_at(s, comm, st->mine[j], &st->result[j], &st->result_bytes[j]);
     }
     at = 0;
@@ -252,4 +303,75 @@ CARACAL_START(caracal_start_alltoallv_hier)
         at += (size_t)rcounts[src] * rsize;
     }
     return caracal_steps_task(s);
+}
+
+/* a leader's state (its own row and result from the call; the members' once received) */
+static leader_state *leader_new(caracal_steps *s, const caracal_nodes *g, int n, int me, const long long *my_sizes,
+                                char *packed, size_t packed_bytes, char *result, size_t result_bytes)
+{
+    leader_state *st = caracal_steps_scratch(s, sizeof *st);
+    int nodes = g->count, m = caracal_nodes_size(g, me);
+    st->g = g;
+    st->n = n;
+    st->m = m;
+    st->me = me;
+    st->mine = g->members + g->start[me];
+    st->sizes = caracal_steps_scratch(s, (size_t)m * n * sizeof(long long));
+    memcpy(st->sizes, my_sizes, (size_t)n * sizeof(long long));
+    st->off = caracal_steps_scratch(s, (size_t)m * (n + 1) * sizeof(size_t));
+    st->data = caracal_steps_scratch(s, (size_t)m * sizeof(void *));
+    st->bytes = caracal_steps_scratch(s, (size_t)m * sizeof(size_t));
+    st->mem = caracal_steps_scratch(s, (size_t)m * sizeof(void *));
+    st->result = caracal_steps_scratch(s, (size_t)m * sizeof(void *));
+    st->result_bytes = caracal_steps_scratch(s, (size_t)m * sizeof(size_t));
+    st->result_mem = caracal_steps_scratch(s, (size_t)m * sizeof(void *));
+    st->data[0] = packed;
+    st->bytes[0] = packed_bytes;
+    st->result[0] = result;
+    st->result_bytes[0] = result_bytes;
+    for (int i = 1; i < m; i++) {
+        st->mem[i] = caracal_steps_buf_new(s);
+        st->result_mem[i] = caracal_steps_buf_new(s);
+    }
+    st->to_sizes = caracal_steps_scratch(s, (size_t)nodes * sizeof(void *));
+    st->from_sizes = caracal_steps_scratch(s, (size_t)nodes * sizeof(void *));
+    st->from_off = caracal_steps_scratch(s, (size_t)nodes * sizeof(void *));
+    st->out = caracal_steps_scratch(s, (size_t)nodes * sizeof(void *));
+    st->in = caracal_steps_scratch(s, (size_t)nodes * sizeof(void *));
+    st->out_bytes = caracal_steps_scratch(s, (size_t)nodes * sizeof(size_t));
+    st->in_bytes = caracal_steps_scratch(s, (size_t)nodes * sizeof(size_t));
+    st->out_mem = caracal_steps_scratch(s, (size_t)nodes * sizeof(void *));
+    st->in_mem = caracal_steps_scratch(s, (size_t)nodes * sizeof(void *));
+    for (int k = 0; k < nodes; k++) {
+        if (k == me)
+            continue;
+        size_t pairs = (size_t)m * caracal_nodes_size(g, k);
+        st->to_sizes[k] = caracal_steps_scratch(s, pairs * sizeof(long long));
+        st->from_sizes[k] = caracal_steps_scratch(s, pairs * sizeof(long long));
+        st->from_off[k] = caracal_steps_scratch(s, pairs * sizeof(size_t));
+        st->out_mem[k] = caracal_steps_buf_new(s);
+        st->in_mem[k] = caracal_steps_buf_new(s);
+    }
+    return st;
+}
+
+/* the leaders' part once the node's sizes are known (got_sizes): counts between leaders,
+ * then one data message per pair of nodes (the same messages with or without a segment) */
+static void leader_exchange(caracal_steps *s, MPI_Comm comm, leader_state *st)
+{
+    const caracal_nodes *g = st->g;
+    for (int k = 0; k < g->count; k++) {
+        if (k == st->me)
+            continue;
+        size_t pairs = (size_t)st->m * caracal_nodes_size(g, k);
+        caracal_steps_send_bytes(s, comm, caracal_nodes_leader(g, k), st->to_sizes[k], pairs * sizeof(long long));
+        caracal_steps_recv_bytes(s, comm, caracal_nodes_leader(g, k), st->from_sizes[k], pairs * sizeof(long long));
+    }
+    caracal_steps_call(s, got_data, st);
+    for (int k = 0; k < g->count; k++) {
+        if (k == st->me)
+            continue;
+        caracal_steps_send_bytes_at(s, comm, caracal_nodes_leader(g, k), &st->out[k], &st->out_bytes[k]);
+        caracal_steps_recv_bytes_at(s, comm, caracal_nodes_leader(g, k), &st->in[k], &st->in_bytes[k]);
+    }
 }

@@ -15,11 +15,11 @@ int caracal_impl_MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype se
 {
     if (!caracal_select_never(CARACAL_GATHERV)) { /* else straight to the library */
         caracal_coll_call c = {.coll = CARACAL_GATHERV, .op = MPI_OP_NULL, .sbuf = sendbuf, .scount = sendcount, .sdt = sendtype, .rbuf = recvbuf, .rcounts = recvcounts, .rdispls = displs, .rdt = recvtype, .root = root};
-        if (caracal_coll_call_empty(&c, comm))
-            return MPI_SUCCESS;
-        int rc = gatherv(&c, comm, NULL);
-        if (rc >= 0)
-            return rc;
+        if (!caracal_coll_call_empty(&c, comm)) { /* empty: the library returns at once, on every rank */
+            int rc = gatherv(&c, comm, NULL);
+            if (rc >= 0)
+                return rc;
+        }
     }
     CARACAL_NATIVE_BLOCKING(PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm),
                             PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, &native_req));

@@ -15,11 +15,11 @@ int caracal_impl_MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const in
 {
     if (!caracal_select_never(CARACAL_REDUCE_SCATTER)) { /* else straight to the library */
         caracal_coll_call c = {.coll = CARACAL_REDUCE_SCATTER, .root = MPI_PROC_NULL, .sbuf = sendbuf, .rbuf = recvbuf, .rcounts = recvcounts, .sdt = datatype, .op = op};
-        if (caracal_coll_call_empty(&c, comm))
-            return MPI_SUCCESS;
-        int rc = reduce_scatter(&c, comm, NULL);
-        if (rc >= 0)
-            return rc;
+        if (!caracal_coll_call_empty(&c, comm)) { /* empty: the library returns at once, on every rank */
+            int rc = reduce_scatter(&c, comm, NULL);
+            if (rc >= 0)
+                return rc;
+        }
     }
     CARACAL_NATIVE_BLOCKING(PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm),
                             PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, &native_req));

@@ -15,11 +15,11 @@ int caracal_impl_MPI_Scatterv(const void *sendbuf, const int sendcounts[], const
 {
     if (!caracal_select_never(CARACAL_SCATTERV)) { /* else straight to the library */
         caracal_coll_call c = {.coll = CARACAL_SCATTERV, .op = MPI_OP_NULL, .sbuf = sendbuf, .scounts = sendcounts, .sdispls = displs, .sdt = sendtype, .rbuf = recvbuf, .rcount = recvcount, .rdt = recvtype, .root = root};
-        if (caracal_coll_call_empty(&c, comm))
-            return MPI_SUCCESS;
-        int rc = scatterv(&c, comm, NULL);
-        if (rc >= 0)
-            return rc;
+        if (!caracal_coll_call_empty(&c, comm)) { /* empty: the library returns at once, on every rank */
+            int rc = scatterv(&c, comm, NULL);
+            if (rc >= 0)
+                return rc;
+        }
     }
     CARACAL_NATIVE_BLOCKING(PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm),
                             PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, &native_req));
