@@ -54,17 +54,23 @@ RANKFILE_LINE = re.compile(r"rank\s+(\d+)\s*=\s*(\S+)\s+slot\s*=\s*(\S+)")
 RANKFILE_MAX_BYTES = 64 << 20
 
 
-def read_rankfile(path: str) -> List[Tuple[int, str, str]]:
-    """(rank, host, slot) per line, in rank order; UsageError naming the line otherwise."""
+def read_small_text(path, max_bytes: int, missing: str, what: str) -> str:
+    """The text of a small user-given file, or one UsageError line: `missing` when it is not
+    a file, `{path}: larger than N MiB, not a {what}`, or why it cannot be read."""
     p = Path(path)
     if not p.is_file():
-        raise UsageError(f"rankfile not found: {path}")
-    if p.stat().st_size > RANKFILE_MAX_BYTES:
-        raise UsageError(f"{path}: larger than {RANKFILE_MAX_BYTES >> 20} MiB, not a rankfile")
+        raise UsageError(missing)
+    if p.stat().st_size > max_bytes:
+        raise UsageError(f"{path}: larger than {max(max_bytes >> 20, 1)} MiB, not a {what}")
     try:
-        text = p.read_text()
+        return p.read_text()
     except (OSError, UnicodeDecodeError) as e:
         raise UsageError(f"{path}: cannot read: {getattr(e, 'strerror', None) or e}") from None
+
+
+def read_rankfile(path: str) -> List[Tuple[int, str, str]]:
+    """(rank, host, slot) per line, in rank order; UsageError naming the line otherwise."""
+    text = read_small_text(path, RANKFILE_MAX_BYTES, f"rankfile not found: {path}", "rankfile")
     entries, seen = [], {}
     for i, line in enumerate(text.splitlines(), 1):
         s = line.split("#", 1)[0].strip()

@@ -9,21 +9,14 @@ from pathlib import Path
 from typing import Dict
 
 from .errors import UsageError
+from .frontend import read_small_text
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 MAX_BYTES = 1 << 20
 
 
 def read(path) -> Dict[str, str]:
-    p = Path(path)
-    if not p.is_file():
-        raise UsageError(f"--settings {path}: no such file")
-    if p.stat().st_size > MAX_BYTES:
-        raise UsageError(f"--settings {path}: larger than 1 MiB, not a settings file")
-    try:
-        text = p.read_text()
-    except (OSError, UnicodeDecodeError) as e:
-        raise UsageError(f"--settings {path}: cannot read it ({e.__class__.__name__})") from None
+    text = read_small_text(path, MAX_BYTES, f"--settings {path}: no such file", "settings file")
     env = {}
     for i, line in enumerate(text.splitlines(), 1):
         s = line.strip()
