@@ -80,7 +80,4 @@ void caracal_smpi_block(void)
     }
     caracal_smpi_sweep();
 }
-#else
-void caracal_smpi_sweep(void) {}
-void caracal_smpi_block(void) {}
 #endif
