@@ -159,7 +159,7 @@ int caracal_coll_applies(caracal_coll c, int blocking, MPI_Comm comm, size_t byt
         return 0;
     }
     for (int skip = 0;;) { /* comm rules that cannot run this call pass to the next matching one */
-        if (!(skip & CARACAL_SKIP_RECT) && !strcmp(choice->top.alg, "rect")) {
+        if (!(skip & CARACAL_SKIP_RECT) && choice->top.rect) {
             /* comm rule `rect`: only on a periodic Cartesian communicator (the topology is the
              * same on every rank), and for reduce/allreduce only with a commutative operator */
             const char *why = caracal_rect_unusable(comm, c == CARACAL_REDUCE || c == CARACAL_ALLREDUCE ? op : MPI_OP_NULL);
@@ -192,7 +192,7 @@ int caracal_coll_applies(caracal_coll c, int blocking, MPI_Comm comm, size_t byt
         }
         break;
     }
-    if (log_algo && !strcmp(choice->top.alg, "rect")) { /* the torus and its trees */
+    if (log_algo && choice->top.rect) { /* the torus and its trees */
         const char *why;
         const caracal_torus *t = caracal_rect_torus(comm, &why);
         char dims[96] = "";
@@ -251,7 +251,7 @@ static int shm_now(caracal_hier *h, const caracal_choice *ch, int kind, const vo
     if (!h->shm || h->nlevels != 1 || caracal_active_requests)
         return 0;
     int c = ch->coll;
-    if (ch->top.alg[0] == 'r' && !strcmp(ch->top.alg, "rect"))
+    if (ch->top.rect)
         return 0; /* the comm rule is the rectangular schedule, whatever the node level's rule says */
     if (node_rule[c].serial != h->serial || node_rule[c].bytes != ch->bytes ||
         node_rule[c].generation != caracal_select_generation) {
@@ -292,7 +292,7 @@ static caracal_task *guarded(int kind, const caracal_ml_args *a, const void *src
                              MPI_Datatype dt, MPI_Op op, int root, int *oom)
 {
     caracal_task *volatile t = NULL;
-    if (kind != 5 && !strcmp(a->choice->top.alg, "rect")) { /* coll/rect/: the steps programs of tori */
+    if (kind != 5 && a->choice->top.rect) { /* coll/rect/: the steps programs of tori */
         caracal_coll_call call = {.coll = a->choice->coll, .sbuf = src, .rbuf = dst, .scount = count, .sdt = dt,
                                   .op = op, .root = root};
         CARACAL_OOM_GUARD(t = kind == 0   ? caracal_start_bcast_rect(a, &call)

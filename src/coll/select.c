@@ -194,6 +194,7 @@ static int parse_rule(const char *s, rule *r)
     if (!i)
         return 0;
     r->alg.shm = !strcmp(r->alg.alg, "shm");
+    r->alg.rect = !strcmp(r->alg.alg, "rect");
     if (*s == ':') {
         s++;
         long long v;
@@ -404,7 +405,7 @@ static void first_match(caracal_coll coll, int comm_size, size_t bytes, int skip
         rule *r = &rules[coll][i];
         if (strcmp(r->kind, "comm") || !in((long long)bytes, r->blo, r->bhi) || !in(comm_size, r->nlo, r->nhi))
             continue;
-        if (((skip & CARACAL_SKIP_SHM) && r->alg.shm) || ((skip & CARACAL_SKIP_RECT) && !strcmp(r->alg.alg, "rect")))
+        if (((skip & CARACAL_SKIP_SHM) && r->alg.shm) || ((skip & CARACAL_SKIP_RECT) && r->alg.rect))
             continue;
         choice->top = r->alg;
         break;
@@ -439,6 +440,7 @@ int caracal_select(caracal_coll coll, int comm_size, size_t bytes, caracal_choic
             memset(&choice->top, 0, sizeof choice->top);
             snprintf(choice->top.alg, sizeof choice->top.alg, "%s", d->name);
             choice->top.shm = !strcmp(d->name, "shm");
+            choice->top.rect = !strcmp(d->name, "rect");
             ret = 1;
         }
     }

@@ -30,6 +30,7 @@ typedef struct {
     char alg[16];
     int param;          /* radix, arity; 0 = the algorithm's default */
     unsigned char shm;  /* alg is "shm" (set by the parser, so hot paths need no strcmp) */
+    unsigned char rect; /* alg is "rect" (likewise) */
 } caracal_alg;
 
 typedef struct {
