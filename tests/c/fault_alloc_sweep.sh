@@ -13,10 +13,14 @@ bad=0 ok=0 oom=0
 for n in $list; do
   out=$(FAULT_ALLOC=$n timeout -k 5 "$limit" "$@" 2>&1)
   rc=$?
-  # When rank 0 aborts, Hydra kills the other rank with SIGKILL and may report that rank's
-  # "Killed (signal 9)" and exit code 9 instead of the abort's 34 (a race in which rank it
-  # reports first): that line is the launcher's cleanup, not a crash, so it is not counted.
-  crash=$(echo "$out" | grep -v "Killed (signal 9)" | grep -iE "signal|segmentation|MISMATCH")
+  # A crash is a signal that only a fault raises: SIGILL, SIGABRT, SIGBUS, SIGFPE, SIGSEGV
+  # (numbers 4, 6, 7, 8, 11 on Linux), as either launcher words it ("signal 11", "Segmentation
+  # fault"), or a wrong result. When rank 0 aborts, the launcher tears the other rank down
+  # with SIGKILL, SIGTERM or SIGHUP and may report that rank's signal and exit code instead of
+  # the abort's 34 (Hydra: "Killed (signal 9)", "Hangup (signal 1)", exit 1 or 9: a race in
+  # which rank it reports first); that is cleanup, not a crash. MPICH's "Abort(34)" is the
+  # error path itself.
+  crash=$(echo "$out" | grep -iE "signal (4|6|7|8|11)([^0-9]|$)|segmentation|bus error|floating point exception|illegal instruction|MISMATCH")
   if echo "$out" | grep -q "stress seed .* 0 mismatches" && [ $rc = 0 ]; then
     ok=$((ok + 1)); what="finished, 0 mismatches"
   elif echo "$out" | grep -q "out of memory" && [ -z "$crash" ] && [ $rc != 124 ] && [ $rc != 0 ]; then
