@@ -2,6 +2,7 @@
 knob of its own between hosts in 2021 (and I_MPI_EAGER_THRESHOLD for 2019, unverified),
 collective advice as I_MPI_ADJUST_<COLL>=N from a measurement, and every knob the advice
 names checked against the installed Intel MPI's impi_info (skipped where it is not installed)."""
+import json
 import re
 import subprocess
 
@@ -112,3 +113,31 @@ def test_impi_knobs_exist_in_installed_library():
         lo, hi = impi_tuning.preset_range("impi", coll)
         assert lo == 0 and hi >= len(names), (coll, hi, len(names))
         assert [n for n, _ in algs[coll]] == list(range(1, hi + 1))
+
+
+@pytest.mark.skipif(not impi_installed(), reason="Intel MPI is not installed (.mpi/impi)")
+def test_impi_measured_replay_forces_every_preset(cli, tmp_path):
+    """A real replay on Intel MPI (MPI_Scan: 3 presets in 2021.19): every preset of the
+    installed range is measured in a launch of its own with I_MPI_ADJUST_SCAN=N, and the
+    recommendation is the fastest of what was measured, with its exact setting."""
+    from test_advise import write
+    lo, hi = impi_tuning.preset_range("impi", "scan")
+    doc = profile(lib=IMPI, program="/bin/true", sites=[site("MPI_Scan", 2000, 64, 0.5)],
+                  collectives=[{"call": "MPI_Scan", "comm_size": 2, "count": 1000, "bytes": 128000, "roots": {},
+                                "root_changes": 0, "calls": 2000, "root_calls": {}, "root_change_calls": 0}])
+    out = tmp_path / "a.json"
+    p = cli("advise", write(tmp_path, doc), "--json", out, timeout=600)
+    assert p.returncode == 0, p.stderr
+    (e,) = [e for e in json.loads(out.read_text())["advice"] if e["area"] == "collective"]
+    assert e["status"] == "measured", e["gain"]
+    (m,) = e["measured_sizes"]
+    assert {f"native preset{n}" for n in range(1, hi + 1)} <= set(m["all_us"]), m["all_us"]
+    assert m["winner_us"] >= min(m["all_us"].values()) - 1e-9
+    if e["verdict"] == "recommended" and m["winner"].startswith("native preset"):
+        n = int(m["winner"][len("native preset"):])
+        assert e["env"] == {"I_MPI_ADJUST_SCAN": str(n)} and impi_tuning.preset_name("scan", n) in e["suggested"]
+        assert e["commands"]["mpiexec"].startswith(f"mpiexec -n 2 -genv I_MPI_ADJUST_SCAN {n} ")
+    elif e["verdict"] == "recommended":
+        assert e["env"] == {"CARACAL_SCAN": m["winner"]}
+    else:
+        assert m["winner"] == "native" and "env" not in e
