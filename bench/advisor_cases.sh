@@ -4,7 +4,7 @@
 # lock (one timing run at a time on the shared machine), results into
 # bench/results/advisor-<case>[-<ROUND>]/.
 # Usage: sh bench/advisor_cases.sh [CASE ...]
-#   cases: records-openmpi records-mpich asp-openmpi asp-mpich asp-impi halo-openmpi halo-mpich
+#   cases: records-openmpi records-mpich records-impi asp-openmpi asp-mpich asp-impi halo-openmpi halo-mpich
 # ONE_HOLD=1: all the given cases in one hold of the lock (at most 590 s in all; BUDGET per case,
 # RECORDS_OPS / RECORDS_OPS_MPICH: operations per rank of records); ROUND=r2: results into
 # advisor-<case>-r2 (an earlier round stays as it was).
@@ -43,6 +43,7 @@ for c in ${@:-records-openmpi records-mpich asp-openmpi asp-mpich}; do
     case $c in
         records-openmpi) run $c openmpi build 2 -- records -n ${RECORDS_OPS:-300} ;;
         records-mpich)   run $c mpich build-mpich 2 -- records -n ${RECORDS_OPS_MPICH:-3000} ;;
+        records-impi)    run $c impi build-mpich 2 -- records -n ${RECORDS_OPS:-300} ;;
         asp-openmpi)     run $c openmpi build 2 -- asp 768 ;;
         asp-mpich)       run $c mpich build-mpich 2 -- asp 768 ;;
         asp-impi)        run $c impi build-mpich 2 -- asp 768 ;;

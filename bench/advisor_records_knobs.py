@@ -9,6 +9,7 @@ bench lock, one library per hold (each hold < 10 minutes):
 
   flock /work/bench.lock python3 bench/advisor_records_knobs.py --mpi openmpi -n 2 --ops 1000
   flock /work/bench.lock python3 bench/advisor_records_knobs.py --mpi mpich -n 2 --ops 1000
+  flock /work/bench.lock python3 bench/advisor_records_knobs.py --mpi impi -n 2 --ops 1000
 
 Results: bench/results/advisor-records-knobs/<mpi>-n<N>.json (every time, the load before and
 after each round) and .md (medians, quartiles, ratio to the baseline). A run that is cut
@@ -46,6 +47,14 @@ VARIANTS = {
         "ucx": {"MPIR_CVAR_NOLOCAL": "1"},
         "ucx-eager": {"MPIR_CVAR_NOLOCAL": "1", "UCX_RNDV_THRESH": EAGER},
         "ucx-rndv-get": {"MPIR_CVAR_NOLOCAL": "1", "UCX_RNDV_SCHEME": "get_zcopy"},
+    },
+    # Intel MPI 2021.19, one host: its shm transport; I_MPI_SHM_EAGER_THRESHOLD is the eager
+    # threshold (expert), I_MPI_SHM_CELL_FWD_SIZE the forward cells, I_MPI_SHM_CMA the single copy
+    "impi": {
+        "baseline": {},
+        "shm-eager": {"I_MPI_SHM_EAGER_THRESHOLD": EAGER},
+        "fwd-cells": {"I_MPI_SHM_CELL_FWD_SIZE": EAGER},
+        "no-cma": {"I_MPI_SHM_CMA": "0"},
     },
 }
 
@@ -88,7 +97,7 @@ def main():
     out.mkdir(parents=True, exist_ok=True)
     stem = out / f"{a.mpi}-n{a.n}"
     variants = VARIANTS[a.mpi]
-    build = ROOT / ("build" if a.mpi == "openmpi" else "build-mpich")
+    build = ROOT / ("build" if a.mpi == "openmpi" else "build-mpich")  # (Intel MPI runs the MPICH build)
     argv = [str(build / "bin" / "records"), "-n", str(a.ops)]
     doc = {"schema": "caracal.bench-records-knobs/1", "mpi": a.mpi, "nranks": a.n, "ops": a.ops,
            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "variants": variants,

@@ -1,4 +1,4 @@
-"""caracal advise on Intel MPI profiles: eager advice with its shared-memory knob, no eager
+"""caracal advise on Intel MPI profiles: eager advice with its shared-memory eager threshold, no eager
 knob of its own between hosts in 2021 (and I_MPI_EAGER_THRESHOLD for 2019, unverified),
 collective advice as I_MPI_ADJUST_<COLL>=N from a measurement, and every knob the advice
 names checked against the installed Intel MPI's impi_info (skipped where it is not installed)."""
@@ -29,18 +29,18 @@ def impi_info_table():
 
 
 def test_eager_impi_one_host(cli, tmp_path):
-    """128 KiB sends on one host: the forward cell must hold 131072 + 256 bytes of header room,
-    rounded up to 4 KiB: 135168."""
+    """128 KiB sends on one host: the shared-memory eager threshold must cover 131072 + 256
+    bytes of header room, rounded up to 4 KiB: 135168."""
     doc = profile(lib=IMPI, sites=[site("MPI_Send", 1000, 131072, 0.5)])
     a, out = advice(cli, tmp_path, doc)
     (e,) = [e for e in a["advice"] if e["area"] == "p2p"]
-    assert e["knob"] == "I_MPI_SHM_CELL_FWD_SIZE" and e["suggested"] == "135168"
-    assert e["env"] == {"I_MPI_SHM_CELL_FWD_SIZE": "135168"} and e["transport"] == "shm"
+    assert e["knob"] == "I_MPI_SHM_EAGER_THRESHOLD" and e["suggested"] == "135168"
+    assert e["env"] == {"I_MPI_SHM_EAGER_THRESHOLD": "135168"} and e["transport"] == "shm"
     assert a["library"]["kind"] == "impi" and a["library"]["version"] == "2021.19"
-    if impi_installed():  # impi_info's default is -1: the library chooses
+    if impi_installed():  # impi_info's default is "not defined": the library chooses
         assert a["library"]["installed"] == "impi" and e["status"] == "unmeasured"
-        assert e["current"] is None and "from -1 (Intel MPI chooses" in e["title"]
-        assert e["commands"]["mpiexec"] == "mpiexec -n 2 -genv I_MPI_SHM_CELL_FWD_SIZE 135168 /nonexistent/app"
+        assert e["current"] is None and "from not defined (Intel MPI chooses)" in e["title"]
+        assert e["commands"]["mpiexec"] == "mpiexec -n 2 -genv I_MPI_SHM_EAGER_THRESHOLD 135168 /nonexistent/app"
         assert " --mpi impi " in e["commands"]["caracal"]
     else:
         assert e["status"] == "unverified"
@@ -104,7 +104,7 @@ def test_impi_knobs_exist_in_installed_library():
     lib = library.identify(IMPI)
     k = library.eager_knob(lib, "shm")
     assert k["knob"] in table and library.knob_exists("impi", k["knob"])
-    assert library.knob_exists("impi", "I_MPI_SHM_EAGER_THRESHOLD") and "I_MPI_EAGER_THRESHOLD" not in table
+    assert library.knob_exists("impi", "I_MPI_SHM_CELL_FWD_SIZE") and "I_MPI_EAGER_THRESHOLD" not in table
     assert not library.knob_exists("impi", "I_MPI_NO_SUCH_KNOB")
     algs = impi_tuning.native_algorithms("impi")
     for coll, names in impi_tuning.DOCUMENTED.items():

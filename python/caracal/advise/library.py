@@ -86,12 +86,15 @@ EAGER_KNOBS = {
                                   cost="bounce buffers of this size per endpoint"),
     ("mpich", "net", "ofi"): dict(knob="MPIR_CVAR_CH4_OFI_EAGER_MAX_MSG_SIZE", mca=False, read="mpivars",
                                   cost="the provider's buffers of this size per endpoint"),
-    # Intel MPI 2021 (impi_info lists both shm knobs; -1 / "not defined": the library chooses):
-    # an on-node message up to the forward cell's size is copied through cells (eager),
-    # larger ones go by the shm rendezvous (CMA single copy where it is allowed)
-    ("impi", "shm", "*"): dict(knob="I_MPI_SHM_CELL_FWD_SIZE", mca=False, read="impi_info",
-                               default="-1 (Intel MPI chooses the cell size)",
-                               cost="I_MPI_SHM_CELL_FWD_NUM forward cells of this size per pair of on-node processes"),
+    # Intel MPI 2021 on one host: I_MPI_SHM_EAGER_THRESHOLD ("Eager message size threshold",
+    # an expert variable impi_info lists; "not defined": the library chooses). Measured here
+    # (caracal-probe ping-pong, 128 KiB, Intel MPI 2021.19): 8.6 us with the threshold at
+    # 135168 against 1.9-27 ms by default; the forward cell size (I_MPI_SHM_CELL_FWD_SIZE)
+    # at 135168 left it at milliseconds, so it is not the knob that decides the protocol
+    ("impi", "shm", "*"): dict(knob="I_MPI_SHM_EAGER_THRESHOLD", mca=False, read="impi_info",
+                               default="not defined (Intel MPI chooses)",
+                               cost="each eager message is copied through the shared-memory cells of the pair "
+                                    "(I_MPI_SHM_EAGER_NUM such messages in flight)"),
     # Intel MPI 2019 and older: the documented eager threshold between hosts. Intel MPI 2021's
     # OFI netmod has none of its own (impi_info does not list I_MPI_EAGER_THRESHOLD, the
     # libfabric provider decides): eager_knob gives no knob for it
