@@ -128,8 +128,6 @@ def run(args):
     if topo is None:
         topo, topo_path = hosts_topology(doc, out)
     adv = advise(doc, str(base_prof), topo, topo_path, do_measure=True, log=log, measure_p2p=False)
-    (out / "advice.json").write_text(json.dumps(adv, indent=1) + "\n")
-    sys.stdout.write(render.text(adv))
     cands = {e["id"]: e for e in adv["advice"] if e.get("env") and e["verdict"] in ("recommended", "advice")}
     variants = {"baseline": {}}
     placements = {"baseline": base_place}
@@ -144,6 +142,11 @@ def run(args):
         variants[e["id"]] = {}
         placements[e["id"]] = ["--rankfile", str(rf.resolve())]
         cands[e["id"]] = e
+        e["commands"] = {"openmpi": f"caracal run --rankfile {rf} -- PROGRAM   (or: mpiexec --rankfile {rf} PROGRAM)",
+                         "mpich": f"caracal run --mpi mpich --rankfile {rf} -n {args.np} -- PROGRAM   (it passes "
+                                  "the hosts to Hydra as a machinefile in rank order)"}
+    (out / "advice.json").write_text(json.dumps(adv, indent=1) + "\n")
+    sys.stdout.write(render.text(adv))
     if len(cands) > 1:
         combined = {}
         for e in cands.values():
