@@ -92,11 +92,18 @@ def main():
     p.add_argument("--ops", type=int, default=1000)
     p.add_argument("--repeats", type=int, default=9)
     p.add_argument("--max-seconds", type=float, default=560, help="stop after the round that passes this")
+    p.add_argument("--only", help="comma-separated variants to run (default: all of the library's)")
     a = p.parse_args()
     out = ROOT / "bench" / "results" / "advisor-records-knobs"
     out.mkdir(parents=True, exist_ok=True)
     stem = out / f"{a.mpi}-n{a.n}"
     variants = VARIANTS[a.mpi]
+    if a.only:
+        wanted = ["baseline"] + [v for v in a.only.split(",") if v and v != "baseline"]
+        unknown = [v for v in wanted if v not in variants]
+        if unknown:
+            p.error(f"--only: unknown variant(s) {', '.join(unknown)} (choose from {', '.join(variants)})")
+        variants = {k: variants[k] for k in wanted}
     build = ROOT / ("build" if a.mpi == "openmpi" else "build-mpich")  # (Intel MPI runs the MPICH build)
     argv = [str(build / "bin" / "records"), "-n", str(a.ops)]
     doc = {"schema": "caracal.bench-records-knobs/1", "mpi": a.mpi, "nranks": a.n, "ops": a.ops,
