@@ -88,7 +88,7 @@ EAGER_KNOBS = {
                                   cost="the provider's buffers of this size per endpoint"),
     # Intel MPI 2021 on one host: I_MPI_SHM_EAGER_THRESHOLD ("Eager message size threshold",
     # an expert variable impi_info lists; "not defined": the library chooses). Measured here
-    # (caracal-probe ping-pong, 128 KiB, Intel MPI 2021.19): 8.6 us with the threshold at
+    # (caracal-probe ping-pong, 128 KiB, Intel MPI 2021.19, load ~25): 8.6 us with the threshold at
     # 135168 against 1.9-27 ms by default; the forward cell size (I_MPI_SHM_CELL_FWD_SIZE)
     # at 135168 left it at milliseconds, so it is not the knob that decides the protocol
     ("impi", "shm", "*"): dict(knob="I_MPI_SHM_EAGER_THRESHOLD", mca=False, read="impi_info",
