@@ -40,13 +40,17 @@ def advise(doc: dict, path: str, topo: Optional[dict] = None, topo_path: str = "
         e = p2p.rule(doc, lib, total)
         if e:
             entries.append(e)
+        elif p2p.transport(doc) == "net" and library.eager_knob(lib, "net") is None:
+            notes.append(f"{lib.kind} {lib.version} has no eager threshold of its own between hosts (Intel MPI "
+                         "2021 over OFI: the libfabric provider decides; I_MPI_EAGER_THRESHOLD was Intel MPI "
+                         "2019's): no protocol advice between hosts")
         entries += collective.heavy(doc, total)
         if topo is not None:
             m = mapping.rule(doc, topo, topo_path)
             if m:
                 entries.append(m)
     entries += general.rules(doc)
-    measurable = lib.installed is not None and lib.kind in ("openmpi", "mpich")
+    measurable = lib.installed is not None and lib.kind in ("openmpi", "mpich", "impi")
     if lib.kind == "mvapich2":
         notes.append("MVAPICH2 is not installable on this machine: its advice (MV2_* settings) is unverified")
     elif lib.kind != "unknown" and not lib.installed:

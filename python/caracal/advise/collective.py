@@ -119,11 +119,9 @@ def apply_measurement(entry: dict, lib: library.LibraryInfo, rows: List[dict]) -
     top = max(per_size, key=lambda p: p["bytes"])
     win = top["winner"] if top["winner"] != "native" else next(p["winner"] for p in per_size if p["winner"] != "native")
     if win.startswith("native "):
-        alg = win.split(" ", 1)[1]
-        ident = measure.native_alg_id(mpi, fam, alg)
-        env = measure.native_tuning.force_env(mpi, fam, ident)
+        env, label = measure.native_setting(mpi, fam, win.split(" ", 1)[1])
         entry["env"] = env
-        entry["suggested"] = f"{alg} ({ident})" if lib.kind == "openmpi" else alg
+        entry["suggested"] = label
         entry["under_caracal"] = False
         if lib.kind == "openmpi":
             entry["warnings"] = openmpi_preempting(mpi)

@@ -6,7 +6,7 @@ version, and the installed library of this machine that matches it (for measurin
 and for reading the current settings). The eager/rendezvous knobs of each kind are
 in EAGER_KNOBS; the current values are read from the installed library where it
 exposes them (Open MPI: ompi_info --level 9; MPICH: its CVARs through mpivars, which
-lists them with MPI_T). Libraries that are not installed here (MVAPICH2) get advice
+lists them with MPI_T; Intel MPI: impi_info, impi_tuning.py). Libraries that are not installed here (MVAPICH2) get advice
 that is marked unverified.
 """
 import functools
@@ -17,7 +17,7 @@ import subprocess
 from dataclasses import dataclass
 from typing import Dict, Optional
 
-from .. import mpilibs
+from .. import impi_tuning, mpilibs
 
 KINDS = ("openmpi", "mpich", "impi", "mvapich2", "unknown")
 
@@ -49,10 +49,10 @@ def identify(text: str) -> LibraryInfo:
 def _installed_match(kind: str, version: str) -> Optional[str]:
     """The mpilibs entry for this kind and major version, if it is installed here."""
     major = version.split(".")[0]
+    if kind == "impi":  # the one installable here is Intel MPI 2021
+        return "impi" if major == "2021" and mpilibs.get("impi").installed() else None
     name = {("openmpi", "4"): "openmpi", ("openmpi", "5"): "openmpi5", ("mpich", "4"): "mpich",
             ("mpich", "5"): "mpich5", ("mpich", "3"): None}.get((kind, major))
-    if kind == "impi":
-        name = "impi"
     if name is None:
         return None
     try:
@@ -86,8 +86,18 @@ EAGER_KNOBS = {
                                   cost="bounce buffers of this size per endpoint"),
     ("mpich", "net", "ofi"): dict(knob="MPIR_CVAR_CH4_OFI_EAGER_MAX_MSG_SIZE", mca=False, read="mpivars",
                                   cost="the provider's buffers of this size per endpoint"),
-    ("impi", "shm", "*"): dict(knob="I_MPI_SHM_CELL_FWD_SIZE", mca=False, read=None, default="(library default)",
-                               cost="cells of this size per pair of on-node processes"),
+    # Intel MPI 2021 on one host: I_MPI_SHM_EAGER_THRESHOLD ("Eager message size threshold",
+    # an expert variable impi_info lists; "not defined": the library chooses). Measured here
+    # (caracal-probe ping-pong, 128 KiB, Intel MPI 2021.19, load ~25): 8.6 us with the threshold at
+    # 135168 against 1.9-27 ms by default; the forward cell size (I_MPI_SHM_CELL_FWD_SIZE)
+    # at 135168 left it at milliseconds, so it is not the knob that decides the protocol
+    ("impi", "shm", "*"): dict(knob="I_MPI_SHM_EAGER_THRESHOLD", mca=False, read="impi_info",
+                               default="not defined (Intel MPI chooses)",
+                               cost="each eager message is copied through the shared-memory cells of the pair "
+                                    "(I_MPI_SHM_EAGER_NUM such messages in flight)"),
+    # Intel MPI 2019 and older: the documented eager threshold between hosts. Intel MPI 2021's
+    # OFI netmod has none of its own (impi_info does not list I_MPI_EAGER_THRESHOLD, the
+    # libfabric provider decides): eager_knob gives no knob for it
     ("impi", "net", "*"): dict(knob="I_MPI_EAGER_THRESHOLD", mca=False, read=None, default="262144",
                                cost="buffers of this size per connection"),
     ("mvapich2", "shm", "*"): dict(knob="MV2_SMP_EAGERSIZE", mca=False, read=None, default="(library default)",
@@ -106,6 +116,8 @@ def eager_knob(lib: LibraryInfo, transport: str) -> Optional[dict]:
     sub = "*"
     if lib.kind == "mpich" and transport == "net":
         sub = mpich_device(lib) or "ucx"
+    if lib.kind == "impi" and transport == "net" and major.isdigit() and int(major) >= 2021:
+        return None  # no eager threshold of its own over OFI (see EAGER_KNOBS)
     if lib.kind == "openmpi" and transport == "net" and os.environ.get("OMPI_MCA_pml") == "ucx":
         return dict(EAGER_KNOBS[("openmpi", "ucx", "*")])
     for key in ((lib.kind, transport, major), (lib.kind, transport, sub), (lib.kind, transport, "*")):
@@ -192,12 +204,16 @@ def current_value(lib: LibraryInfo, knob: dict) -> Optional[str]:
         return ompi_info_params(lib.installed, fw, comp).get(knob["knob"])
     if read == "mpivars":
         return mpich_cvars(lib.installed).get(knob["knob"])
+    if read == "impi_info":
+        return impi_tuning.current_value(lib.installed, knob["knob"])
     return None
 
 
 def knob_exists(lib_name: str, knob: str) -> bool:
     """Does the installed library ``lib_name`` know this knob (ompi_info / mpivars)? For the tests
     and for advice: a knob the library does not list is never recommended as verified."""
+    if impi_tuning.is_impi(lib_name):  # (its family is mpich: it has MPICH's launcher, not its CVARs)
+        return impi_tuning.knob_exists(lib_name, knob)
     kind = mpilibs.get(lib_name).family
     if kind == "openmpi":
         m = re.match(r"btl_([a-z]+)_", knob)

@@ -13,9 +13,9 @@ import os
 import statistics
 import subprocess
 from types import SimpleNamespace
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
-from .. import launch, native_tuning, paths
+from .. import impi_tuning, launch, mpilibs, native_tuning, paths
 from ..commands import tune
 
 REPEATS = 3           # alternating launches per setting (p2p)
@@ -93,12 +93,9 @@ def collective(mpi: str, coll: str, nranks: int, sizes: List[int], pattern: str,
     state = {"done": {}}
     try:
         state["done"][f"{nranks}/{coll}"] = tune.run_launch(args, nranks, coll, cl, env)
-        if native_algs and _native_tunable(mpi):
-            for alg_id, alg_name in native_tuning.native_algorithms(mpi).get(coll, []):
-                if native_tuning.applicable(mpi, coll, alg_id, nranks):
-                    continue
-                state["done"][f"{nranks}/{coll}/native={alg_name}"] = tune.run_launch(
-                    args, nranks, coll, ["native", cl[1]], {**env, **native_tuning.force_env(mpi, coll, alg_id)})
+        for alg_name, force in (forcings(mpi, coll, nranks) if native_algs else []):
+            state["done"][f"{nranks}/{coll}/native={alg_name}"] = tune.run_launch(
+                args, nranks, coll, ["native", cl[1]], {**env, **force})
     except RuntimeError as e:
         raise MeasureError(str(e))
     return tune.analyse(state)
@@ -110,6 +107,30 @@ def _native_tunable(mpi: str) -> bool:
         return True
     except Exception:
         return False
+
+
+def forcings(mpi: str, coll: str, nranks: int) -> List[tuple]:
+    """[(name, env)]: every native algorithm library ``mpi`` can be forced to run for ``coll`` on
+    ``nranks`` ranks, with the environment that forces it. Open MPI and MPICH: native_tuning's
+    (coll/tuned numbers, MPIR_CVAR names); Intel MPI: its I_MPI_ADJUST_<COLL> presets (impi_tuning)."""
+    if impi_tuning.is_impi(mpi):
+        return [(name, impi_tuning.force_env(coll, n)) for n, name in impi_tuning.native_algorithms(mpi).get(coll, [])]
+    if not _native_tunable(mpi):
+        return []
+    return [(name, native_tuning.force_env(mpi, coll, ident))
+            for ident, name in native_tuning.native_algorithms(mpi).get(coll, [])
+            if not native_tuning.applicable(mpi, coll, ident, nranks)]
+
+
+def native_setting(mpi: str, coll: str, name: str) -> Tuple[Dict[str, str], str]:
+    """(env, label) of the forced native algorithm ``name`` (a name ``forcings`` gave): the
+    settings a user applies and how the advice names them."""
+    if impi_tuning.is_impi(mpi):
+        n = int(name[len("preset"):])
+        return impi_tuning.force_env(coll, n), impi_tuning.describe(coll, n)
+    ident = native_alg_id(mpi, coll, name)
+    label = f"{name} ({ident})" if mpilibs.get(mpi).family == "openmpi" else name
+    return native_tuning.force_env(mpi, coll, ident), label
 
 
 def native_alg_id(mpi: str, coll: str, name: str) -> Optional[object]:

@@ -83,7 +83,7 @@ def rule(doc, lib: library.LibraryInfo, mpi_time: float) -> Optional[dict]:
     where = "on one host (shared memory)" if tr == "shm" else "between hosts"
     return {"area": "p2p", "rule": "eager-limit",
             "title": f"{sum(s['calls_above_limit'] for s in sites)} sends of up to {biggest} bytes go by rendezvous "
-                     f"{where}: raise {name} from {cur if cur is not None else '?'} to {suggested}",
+                     f"{where}: raise {name} from {cur if cur is not None else knob.get('default', '?')} to {suggested}",
             "sites": sites, "knob": name, "current": cur, "suggested": str(suggested), "env": env,
             "cost": f"memory: {knob['cost']} ({suggested} bytes instead of {cur})",
             "sizes": sorted({b for s in sites for b in s["sizes"]}),

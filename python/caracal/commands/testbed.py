@@ -29,7 +29,7 @@ import uuid
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from .. import launch, paths
+from .. import frontend, launch, paths
 from ..errors import UsageError
 from ..progress import ProgressBar
 
@@ -437,15 +437,22 @@ def mpich_env(st: dict, run_dir: Optional[Path]) -> Dict[str, str]:
 
 def launch_command(mpi: str, st: dict, d: Path, nranks: int, ppn: int, argv: List[str],
                    rank_env: Dict[str, str], yield_idle: bool, run_dir: Optional[Path] = None,
-                   round_robin: bool = False):
+                   round_robin: bool = False, rankfile: Optional[str] = None):
+    """The launch from host0. ``rankfile``: a host per rank ('rank N=hostI slot=S' lines,
+    as `caracal map` and `caracal advise` write them) instead of PPN ranks per host."""
     nhosts = math.ceil(nranks / ppn)
     names = [host_name(i) for i in range(nhosts)]
+    placed = [h for _, h, _ in frontend.read_rankfile(rankfile)] if rankfile else None
     ifaces = ",".join(st["interfaces"])
     agent = str(d / "agent")
     hostfile = d / f"hostfile.{mpi}.{os.getpid()}"
     if mpi == "openmpi":
-        hostfile.write_text("".join(f"{h} slots={ppn}\n" for h in names))
-        cmd = ["mpiexec.openmpi", "--hostfile", str(hostfile), "--bind-to", "none",
+        if placed:  # every host the rankfile names, with as many slots as it puts there
+            hostfile.write_text("".join(f"{h} slots={placed.count(h)}\n" for h in dict.fromkeys(placed)))
+        else:
+            hostfile.write_text("".join(f"{h} slots={ppn}\n" for h in names))
+        cmd = ["mpiexec.openmpi", "--hostfile", str(hostfile),
+               *(["--rankfile", str(Path(rankfile).resolve())] if placed else ["--bind-to", "none"]),
                *(["--map-by", "node"] if round_robin else []),
                "--mca", "plm_rsh_agent", agent,
                "--mca", "btl_tcp_if_include", ifaces, "--mca", "oob_tcp_if_include", st["interfaces"][0]]
@@ -457,7 +464,10 @@ def launch_command(mpi: str, st: dict, d: Path, nranks: int, ppn: int, argv: Lis
     else:
         # hydra fills each host's count in turn and cycles through the file: with 1 per
         # line, rank r lands on host r mod H
-        hostfile.write_text("".join(f"{h}:{1 if round_robin else ppn}\n" for h in names))
+        if placed:  # one rank per line, in rank order (frontend.machinefile_from_rankfile)
+            hostfile.write_text("".join(f"{h}:1\n" for h in placed))
+        else:
+            hostfile.write_text("".join(f"{h}:{1 if round_robin else ppn}\n" for h in names))
         cmd = ["mpiexec.mpich", "-f", str(hostfile), "-launcher", "ssh", "-launcher-exec", agent,
                "-iface", st["interfaces"][0]]
         env = {**mpich_env(st, run_dir), **rank_env}
@@ -468,15 +478,30 @@ def launch_command(mpi: str, st: dict, d: Path, nranks: int, ppn: int, argv: Lis
 
 def cmd_run(args) -> int:
     name = testbed_name(args)
-    if args.np < 1 or args.ppn < 1:
+    if args.ppn is None and not args.rankfile:
+        raise UsageError("--ppn is required (or --rankfile)")
+    if args.np < 1 or (args.ppn is not None and args.ppn < 1):
         raise UsageError("-n and --ppn must be at least 1")
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")
     rank_env = parse_env(args.env)
+    if args.rankfile:
+        placed = [h for _, h, _ in frontend.read_rankfile(args.rankfile)]
+        if len(placed) != args.np:
+            raise UsageError(f"--rankfile {args.rankfile} places {len(placed)} ranks, -n is {args.np}")
+        if args.round_robin:
+            raise UsageError("--rankfile and --round-robin do not go together (the rankfile places every rank)")
+        args.ppn = max(placed.count(h) for h in placed)
     check_possible()
     st = read_state(name)
     if st is None or not healthy(name, st):
         raise UsageError(f"testbed {name} is not up (run: caracal testbed up --hosts H)")
+    if args.rankfile:
+        known = {host_name(i) for i in range(st["hosts"])}
+        bad = next((h for h in placed if h not in known), None)
+        if bad:
+            raise UsageError(f"--rankfile {args.rankfile}: {bad} is not a host of testbed {name} "
+                             f"(host0..host{st['hosts'] - 1})")
     nhosts = math.ceil(args.np / args.ppn)
     if nhosts > st["hosts"]:
         raise UsageError(f"-n {args.np} --ppn {args.ppn} needs {nhosts} hosts; testbed {name} has {st['hosts']}")
@@ -494,7 +519,7 @@ def cmd_run(args) -> int:
         rank_env = {"LD_PRELOAD": ":".join(preload), **rank_env}
     yield_idle = not args.busy_poll and args.np > (os.cpu_count() or 1)
     cmd, hostfile = launch_command(args.mpi, st, d, args.np, args.ppn, [program, *args.args], rank_env, yield_idle,
-                                   run_dir, round_robin=args.round_robin)
+                                   run_dir, round_robin=args.round_robin, rankfile=args.rankfile)
     env = launch.launcher_env()
     env.pop("LD_PRELOAD", None)
     if args.verbose:
@@ -553,7 +578,8 @@ def add_arguments(p):
     run = sub.add_parser("run", help="run an MPI program across the hosts, from host0")
     common(run)
     run.add_argument("-n", "--np", type=int, required=True, metavar="N", help="number of ranks")
-    run.add_argument("--ppn", type=int, required=True, metavar="P", help="ranks per host (host0 first)")
+    run.add_argument("--ppn", type=int, default=None, metavar="P",
+                     help="ranks per host (host0 first); required unless --rankfile places them")
     run.add_argument("--mpi", choices=("openmpi", "mpich"), default="openmpi",
                      help="MPI library (default openmpi; the testbed drives Debian's two)")
     run.add_argument("--env", action="append", default=[], metavar="K=V", help="environment of every rank (repeatable)")
@@ -567,6 +593,9 @@ def add_arguments(p):
                           "(docs/testbed.md; to see the hang)")
     run.add_argument("--round-robin", action="store_true",
                      help="rank r on host r mod H (H = ceil(N/PPN)) instead of PPN consecutive ranks per host")
+    run.add_argument("--rankfile", metavar="FILE",
+                     help="a host per rank ('rank N=hostI slot=S' lines, as caracal map and caracal advise "
+                          "write them): Open MPI --rankfile, MPICH a machinefile in rank order")
     run.add_argument("-v", "--verbose", action="store_true", help="print the launch command")
     run.add_argument("program", metavar="PROGRAM")
     run.add_argument("args", nargs=argparse_remainder(), metavar="ARGS")
