@@ -57,15 +57,16 @@ def iteration_scales(lib, n, cores):
     """Calls per timed loop (x coll_bench's 200 up to 4 KiB), native and Caracal apart.
     Where ranks outnumber cores the native call is slow (MPICH busy-polls: milliseconds per
     call; Open MPI yields: tens to hundreds of us), so few native calls keep a launch short.
-    Caracal's loop gets its own, longer count, and starts after Caracal's own barrier
+    Caracal's loop gets its own, longer count (Open MPI: the same 200 calls on both sides; its
+    earlier 0.2 gave 40, which an eager native bcast buffers whole), and starts after Caracal's own barrier
     (coll_bench's `own`): with 2 Caracal calls after a native barrier (the earlier 0.01 scale
     for MPICH) the loop measured how late the last rank left that busy-polling barrier - up to a
     scheduler timeslice, milliseconds - not the collective. Per-call time is still the loop's
     time / its calls on the slowest rank, the two sides interleaved, alternating which goes
     first."""
-    if n <= cores:
+    if n <= cores or lib == "openmpi":  # Open MPI's calls are not slow enough to need fewer
         return "1", "1"
-    return ("0.2" if lib == "openmpi" else "0.01"), "1"
+    return "0.01", "1"
 
 
 def main():
@@ -80,7 +81,7 @@ def main():
     ap.add_argument("--strategies", default="futex,nap,spin,default",
                     help="comma-separated, from " + ",".join(STRATEGIES) + " (default futex,nap,spin,default)")
     ap.add_argument("--add", action="store_true",
-                    help="add to the existing result (a split run): configurations not run now keep their rows")
+                    help="add to the existing result (a split run): library and rank counts not run now keep their rows")
     ap.add_argument("--out", help="result name in bench/results/ (default coll-wait[-PATTERN][-busy][-latency])")
     a = ap.parse_args()
     try:
@@ -111,8 +112,9 @@ def main():
         scale, cscale = iteration_scales(lib, n, cores)
         if a.pattern == "coll":
             argv = [exes[lib], "3", str(a.max_bytes), scale, "all", a.mode, cscale, "own"]
-        else:
-            argv = [exes[lib], a.pattern, "3", str(a.max_bytes), scale]
+        else:  # wait_mix runs one count for both sides (MPICH busy-polls when oversubscribed: fewer calls)
+            argv = [exes[lib], a.pattern, "3", str(a.max_bytes),
+                    "1" if n <= cores else ("0.2" if lib == "openmpi" else "0.01")]
         cmd = benchlib.mpiexec(lib, n, argv, env=env)
         out = benchlib.run_launch(cmd, 600, busy=a.busy)
         if out.returncode:
@@ -135,8 +137,8 @@ def main():
         old = benchlib.ROOT / "bench" / "results" / f"{name}.json"
         if old.exists():
             prev = json.loads(old.read_text())
-            ran = set(configs)
-            rows += [r for r in prev["rows"] if (r["lib"], r["ranks"], r["strategy"]) not in ran]
+            ran = {(l, n) for l, n, _ in configs}  # a library and rank count run now replaces every earlier row of it
+            rows += [r for r in prev["rows"] if (r["lib"], r["ranks"]) not in ran]
             if "parts" not in prev:  # written before split runs and separate iteration counts
                 kept = [r for r in prev["rows"]]
                 prev["parts"] = [{"libs": sorted({r["lib"] for r in kept}), "ranks": sorted({r["ranks"] for r in kept}),
@@ -144,8 +146,7 @@ def main():
                                   "date": prev["machine"]["date"], "load_at_start": prev["machine"]["load_average_at_start"],
                                   "load_at_end": [float("nan")], "method": "earlier method: one call count for both "
                                   "sides, a native barrier before each loop"}]
-            parts = [p for p in prev["parts"] if any((l, n, s) not in ran for l in p["libs"]
-                     for n in p["ranks"] for s in p["strategies"])] + parts
+            parts = [p for p in prev["parts"] if any((l, n) not in ran for l in p["libs"] for n in p["ranks"])] + parts
     libs = [l for l in BUILD if any(r["lib"] == l for r in rows)]
     strategies = [s for s in STRATEGIES if any(r["strategy"] == s for r in rows)]
     cells = {}
