@@ -23,15 +23,16 @@ typedef struct {
  * that many steps deep and a writer of tiny steps runs up to that many calls ahead of its
  * slowest reader (back-to-back small bcasts and reduces: the root, or the contributors, do
  * not wait for the previous call to be read, as with an eager send). A line only ever grows
- * (t, then t + LINES), so "has r posted step t" is one load of that line. 64 rather than 8:
- * where ranks outnumber cores a writer that catches up with its ring sleeps until every
- * reader has been scheduled, a round of context switches (several us each) per ring's worth
- * of calls; Open MPI's eager bcast has no such bound (bench/results/coll-wait.md). 8 KiB per
- * member. */
-#define CARACAL_SHM_LINES 64
+ * (t, then t + LINES), so "has r posted step t" is one load of that line. 32 rather than the
+ * earlier 8: where ranks outnumber cores a writer that catches up with its ring sleeps until
+ * every reader has been scheduled, a round of context switches (several us each) per ring's
+ * worth of calls; Open MPI's eager bcast has no such bound (bench/results/coll-wait.md). */
+#define CARACAL_SHM_LINES 32
 /* Small buffers (up to CARACAL_SHM_SMALL bytes, beyond inline) per member: step t uses buffer
- * t % CARACAL_SHM_SMALL_RING, so such steps run that many calls ahead. 8 KiB per member. */
-#define CARACAL_SHM_SMALL_RING 8
+ * t % CARACAL_SHM_SMALL_RING, so such steps run that many calls ahead. 4 (it was 8, shared
+ * with the lines) keeps the control part under 9 KiB per member, as before the deeper lines:
+ * 4 KiB of lines, 4 KiB of small buffers, an ack and a single-copy line. */
+#define CARACAL_SHM_SMALL_RING 4
 
 /* What a member publishes for a single-copy step (one writer per line): where its
  * contiguous source (and, for allreduce, result) buffer lives in its address space. */
