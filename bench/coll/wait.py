@@ -13,6 +13,9 @@ loop: CARACAL_NATIVE_WAIT=yield CARACAL_NATIVE_BLOCKING=nonblocking). With --bus
 launch runs while one busy loop per core keeps the machine loaded (the "second job" case),
 so Caracal and native see the same load. Launches are interleaved in a new random order each
 round; the table gives the median over rounds of Caracal/native per call and its spread.
+Where ranks outnumber cores, MPICH's native loop runs 2 calls and Caracal's 200, and each
+side's loop starts after its own library's barrier (iteration_scales says why); --add
+merges a split run (one library or rank count per lock hold) into the existing table.
 
 Patterns (--pattern): `coll` (barrier, bcast, reduce, allreduce, coll_bench.c), `halo` (a
 ring halo exchange of native point-to-point then an 8-byte allreduce per iteration,
