@@ -77,7 +77,7 @@ static int vector_empty(const caracal_coll_call *call, MPI_Comm comm, int flags)
     return 1;
 }
 
-int caracal_coll_call_empty(const caracal_coll_call *call, MPI_Comm comm)
+int caracal_coll_call_empty_(const caracal_coll_call *call, MPI_Comm comm)
 {
     int flags = caracal_family_flags(call->coll), n = 0;
     if ((flags & CARACAL_FAM_NATIVE) || caracal_select_never(call->coll))
@@ -111,8 +111,13 @@ int caracal_coll_call_plan(const caracal_coll_call *call, MPI_Comm comm, int blo
     if (call->scount < 0 || call->rcount < 0 || ((flags & CARACAL_FAM_OP) && call->op == MPI_OP_NULL))
         return 0;
     size_t bytes = caracal_coll_call_bytes(call, n);
-    if (!caracal_coll_applies(call->coll, blocking, comm, bytes, call->root, call->op, &plan->choice, &plan->h))
+    int keep;
+    if (!caracal_coll_applies(call->coll, blocking, comm, bytes, call->root, call->op, &plan->choice, &plan->h, &keep)) {
+        if (keep)
+            caracal_native_memo_keep(call->coll, comm, call->scount, call->sdt, call->rcount, call->rdt, call->root,
+                                     caracal_native_memo_places(call->sbuf, call->rbuf));
         return 0;
+    }
     plan->alg = caracal_alg_find(call->coll, plan->choice.top.alg);
     if (!plan->alg || !plan->alg->start) { /* the selection only accepts table rows; defensive */
         caracal_warn("internal: no start function for %s %s", caracal_coll_names[call->coll], plan->choice.top.alg);
@@ -314,7 +319,7 @@ int caracal_coll_call_start(const caracal_coll_call *call, MPI_Comm comm, int bl
 {
     caracal_coll_plan plan;
     *task = NULL;
-    if (!caracal_coll_call_plan(call, comm, blocking, &plan))
+    if (caracal_coll_call_memo(call, comm) || !caracal_coll_call_plan(call, comm, blocking, &plan))
         return 0;
     int keep = 0;
     /* (not under MPI_THREAD_MULTIPLE: the table is the process's, the communicators the threads') */

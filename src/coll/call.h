@@ -13,6 +13,7 @@
 #define CARACAL_COLL_CALL_H
 #include <mpi.h>
 #include "coll/select.h"
+#include "coll/native_memo.h"
 #include "ml/schedule.h"
 
 enum { CARACAL_FAM_NATIVE = 1, CARACAL_FAM_ROOT = 2, CARACAL_FAM_OP = 4, CARACAL_FAM_VECTOR = 8 };
@@ -63,9 +64,11 @@ size_t caracal_coll_call_bytes(const caracal_coll_call *call, int comm_size);
 
 /** The applicability test and selection every entry point shares (coll/coll.c): whether
  *  Caracal runs a call of family c on comm with this agreed byte count; fills *choice and,
- *  if so, *h (built here if `blocking`; a nonblocking call without a hierarchy goes native). */
+ *  if so, *h (built here if `blocking`; a nonblocking call without a hierarchy goes native).
+ *  *keep: the call goes native by the rules alone, a decision that may be remembered
+ *  (coll/native_memo.h). */
 int caracal_coll_applies(caracal_coll c, int blocking, MPI_Comm comm, size_t bytes, int root, MPI_Op op,
-                         caracal_choice *choice, caracal_hier **h);
+                         caracal_choice *choice, caracal_hier **h, int *keep);
 
 /** Whether this call moves no data on any rank (a type signature of 0 bytes, which MPI
  *  makes the same on every rank; among the v-variants only allgatherv and reduce_scatter,
@@ -74,7 +77,20 @@ int caracal_coll_applies(caracal_coll c, int blocking, MPI_Comm comm, size_t byt
  *  checks) is faster than Caracal's checks: Open MPI 4.1 returns a 0-byte bcast in 4 ns,
  *  Caracal's own early return took 10, the call layer alone now adds about 4
  *  (bench/results/tune-verify-openmpi-n2.md). */
-int caracal_coll_call_empty(const caracal_coll_call *call, MPI_Comm comm);
+int caracal_coll_call_empty_(const caracal_coll_call *call, MPI_Comm comm);
+/** Whether the call repeats its family's last call that the rules sent to the library
+ *  (coll/native_memo.h): it goes there again, before any other check. */
+static inline int caracal_coll_call_memo(const caracal_coll_call *c, MPI_Comm comm)
+{
+    return caracal_native_memo_hit(c->coll, comm, c->scount, c->sdt, c->rcount, c->rdt, c->root,
+                                   caracal_native_memo_places(c->sbuf, c->rbuf));
+}
+/** Whether a blocking call goes straight to the library: it repeats the family's last native
+ *  call, or it is empty (caracal_coll_call_empty_). */
+static inline int caracal_coll_call_empty(const caracal_coll_call *call, MPI_Comm comm)
+{
+    return caracal_coll_call_memo(call, comm) || caracal_coll_call_empty_(call, comm);
+}
 /** An allocation failed while a call's schedule was built (core/xalloc.h): the communicator's
  *  error handler is called with MPI_ERR_NO_MEM, which is returned. */
 int caracal_coll_no_mem(MPI_Comm comm);

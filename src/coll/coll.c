@@ -14,6 +14,7 @@
 #include "gen_funcs.h"
 #include "coll/select.h"
 #include "coll/call.h"
+#include "coll/native_memo.h"
 #include "coll/starts.h"
 #include "coll/rect/rect.h"
 #include "config.h"
@@ -79,14 +80,25 @@ const caracal_module caracal_coll_module = {"coll", after_init, before_finalize}
 static int applies(caracal_coll c, int blocking, MPI_Comm comm, int count, MPI_Datatype dt, int root, MPI_Op op,
                    caracal_choice *choice, caracal_hier **h)
 {
-    int typesize = 0;
+    int typesize = 0, keep;
     if (caracal_select_never(c))
         return 0; /* never set while CARACAL_LOG has algo, so nothing to log here */
     if (!enabled || count < 0 || dt == MPI_DATATYPE_NULL || op == MPI_OP_NULL)
-        return caracal_coll_applies(c, blocking, MPI_COMM_NULL, 0, root, op, choice, h);
+        return caracal_coll_applies(c, blocking, MPI_COMM_NULL, 0, root, op, choice, h, &keep);
     if (count > 0 && PMPI_Type_size(dt, &typesize) != MPI_SUCCESS)
-        return caracal_coll_applies(c, blocking, MPI_COMM_NULL, 0, root, op, choice, h);
-    return caracal_coll_applies(c, blocking, comm, (size_t)count * (size_t)typesize, root, op, choice, h);
+        return caracal_coll_applies(c, blocking, MPI_COMM_NULL, 0, root, op, choice, h, &keep);
+    if (caracal_coll_applies(c, blocking, comm, (size_t)count * (size_t)typesize, root, op, choice, h, &keep))
+        return 1;
+    if (keep) /* the byte count is count x the datatype's size on every rank, root or not */
+        caracal_native_memo_keep(c, comm, count, dt, 0, MPI_DATATYPE_NULL, root, 0);
+    return 0;
+}
+
+/* A repeat of the family's last native call (coll/native_memo.h): the four families whose
+ * byte count is count x the datatype's size. */
+static inline int memo_native(caracal_coll c, MPI_Comm comm, int count, MPI_Datatype dt, int root)
+{
+    return caracal_native_memo_hit(c, comm, count, dt, 0, MPI_DATATYPE_NULL, root, 0);
 }
 
 /* The families whose shm steps carry data up to CARACAL_SHM_SMALL bytes in the segment's
@@ -105,17 +117,20 @@ static int shm_kind(caracal_coll c)
 }
 
 int caracal_coll_applies(caracal_coll c, int blocking, MPI_Comm comm, size_t bytes, int root, MPI_Op op,
-                         caracal_choice *choice, caracal_hier **h)
+                         caracal_choice *choice, caracal_hier **h, int *keep)
 {
     int inter = 1, size;
+    *keep = 0;
     if (!enabled || comm == MPI_COMM_NULL || caracal_select_never(c))
         goto native;
     if (PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
         goto native;
     if (root != MPI_PROC_NULL && (root < 0 || root >= size))
         goto native;
-    if (!caracal_select(c, size, bytes, choice))
+    if (!caracal_select(c, size, bytes, choice)) {
+        *keep = !log_algo; /* the rules alone: coll/native_memo.h */
         goto native; /* before any hierarchy lookup: a native call pays no attribute access */
+    }
     /* intercommunicators go native; asked only now, so that a native call does not pay it
      * (the local group's size above only chose the rule) */
     if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
@@ -333,17 +348,27 @@ static int barrier(MPI_Comm comm, MPI_Request *request)
     return run_built(5, &a, NULL, NULL, 0, MPI_BYTE, MPI_OP_NULL, 0, comm, request);
 }
 
-int caracal_impl_MPI_Barrier(MPI_Comm comm) { return barrier(comm, NULL); }
-int caracal_impl_MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) { return barrier(comm, request); }
+/* The entry points: a repeat of the family's last native call goes to the library before
+ * anything else (coll/native_memo.h), as does a blocking call of 0 elements (0 bytes on
+ * every rank: the library's own early return is faster than any check here). */
+int caracal_impl_MPI_Barrier(MPI_Comm comm)
+{
+    if (memo_native(CARACAL_BARRIER, comm, 0, MPI_BYTE, MPI_PROC_NULL))
+        CARACAL_NATIVE_BLOCKING(PMPI_Barrier(comm), PMPI_Ibarrier(comm, &native_req));
+    return barrier(comm, NULL);
+}
+int caracal_impl_MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
+{
+    if (memo_native(CARACAL_BARRIER, comm, 0, MPI_BYTE, MPI_PROC_NULL))
+        return PMPI_Ibarrier(comm, request);
+    return barrier(comm, request);
+}
 
-/* A blocking call of count 0 moves nothing on any rank (coll/call.h) */
 static int bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request *request)
 {
     caracal_choice ch;
     caracal_hier *h;
-    /* a blocking call of 0 elements (0 bytes on every rank) goes to the library, whose own
-     * early return is faster than any check here */
-    if ((count == 0 && !request) || root == MPI_PROC_NULL || !applies(CARACAL_BCAST, !request, comm, count, dt, root, MPI_SUM, &ch, &h))
+    if (root == MPI_PROC_NULL || !applies(CARACAL_BCAST, !request, comm, count, dt, root, MPI_SUM, &ch, &h))
 {
         if (request)
             return PMPI_Ibcast(buf, count, dt, root, comm, request);
@@ -357,11 +382,16 @@ static int bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
 
 int caracal_impl_MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
+    if (count == 0 || memo_native(CARACAL_BCAST, comm, count, datatype, root))
+        CARACAL_NATIVE_BLOCKING(PMPI_Bcast(buffer, count, datatype, root, comm),
+                                PMPI_Ibcast(buffer, count, datatype, root, comm, &native_req));
     return bcast(buffer, count, datatype, root, comm, NULL);
 }
 int caracal_impl_MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
                             MPI_Request *request)
 {
+    if (memo_native(CARACAL_BCAST, comm, count, datatype, root))
+        return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
     return bcast(buffer, count, datatype, root, comm, request);
 }
 
@@ -370,7 +400,7 @@ static int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt
 {
     caracal_choice ch;
     caracal_hier *h;
-    if ((count == 0 && !request) || root == MPI_PROC_NULL || !applies(CARACAL_REDUCE, !request, comm, count, dt, root, op, &ch, &h))
+    if (root == MPI_PROC_NULL || !applies(CARACAL_REDUCE, !request, comm, count, dt, root, op, &ch, &h))
 {
         if (request)
             return PMPI_Ireduce(sendbuf, recvbuf, count, dt, op, root, comm, request);
@@ -387,11 +417,16 @@ static int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt
 int caracal_impl_MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                             int root, MPI_Comm comm)
 {
+    if (count == 0 || memo_native(CARACAL_REDUCE, comm, count, datatype, root))
+        CARACAL_NATIVE_BLOCKING(PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm),
+                                PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, &native_req));
     return reduce(sendbuf, recvbuf, count, datatype, op, root, comm, NULL);
 }
 int caracal_impl_MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                              int root, MPI_Comm comm, MPI_Request *request)
 {
+    if (memo_native(CARACAL_REDUCE, comm, count, datatype, root))
+        return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
     return reduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 }
 
@@ -400,7 +435,7 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
 {
     caracal_choice ch;
     caracal_hier *h;
-    if ((count == 0 && !request) || !applies(CARACAL_ALLREDUCE, !request, comm, count, dt, MPI_PROC_NULL, op, &ch, &h))
+    if (!applies(CARACAL_ALLREDUCE, !request, comm, count, dt, MPI_PROC_NULL, op, &ch, &h))
 {
         if (request)
             return PMPI_Iallreduce(sendbuf, recvbuf, count, dt, op, comm, request);
@@ -417,11 +452,16 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
 int caracal_impl_MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                                MPI_Comm comm)
 {
+    if (count == 0 || memo_native(CARACAL_ALLREDUCE, comm, count, datatype, MPI_PROC_NULL))
+        CARACAL_NATIVE_BLOCKING(PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm),
+                                PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, &native_req));
     return allreduce(sendbuf, recvbuf, count, datatype, op, comm, NULL);
 }
 int caracal_impl_MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                                 MPI_Comm comm, MPI_Request *request)
 {
+    if (memo_native(CARACAL_ALLREDUCE, comm, count, datatype, MPI_PROC_NULL))
+        return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
     return allreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 

@@ -163,8 +163,17 @@ int caracal_fstatus_to_c(int K, const void *fst, MPI_Status *st);
     if (caracal_prof_on) caracal_req_forget(CARACAL_FREQ(rq));  \
     CARACAL_FWRAP(MPI_Request_free, ierr, t(rq, ierr), (void)0)
 #define CARACAL_FHOOK_MPI_Comm_free(K, t, cm, ierr)              \
+    caracal_native_memo_forget();                                \
     if (caracal_prof_on) caracal_comm_forget(CARACAL_FCOMM(cm)); \
     CARACAL_FWRAP(MPI_Comm_free, ierr, t(cm, ierr), (void)0)
+/* (Fortran's frees reach the library's Fortran entry, not the C wrappers: coll/native_memo.h) */
+#define CARACAL_FHOOK_MPI_Comm_disconnect(K, t, cm, ierr)        \
+    caracal_native_memo_forget();                                \
+    if (caracal_prof_on) caracal_comm_forget(CARACAL_FCOMM(cm)); \
+    CARACAL_FWRAP(MPI_Comm_disconnect, ierr, t(cm, ierr), (void)0)
+#define CARACAL_FHOOK_MPI_Type_free(K, t, ty, ierr) \
+    caracal_native_memo_forget();                   \
+    CARACAL_FWRAP(MPI_Type_free, ierr, t(ty, ierr), (void)0)
 
 /* Completion (fwaits.c): tracked receives get their bytes from the Fortran statuses. */
 void caracal_fwait(int K, void (*t)(void *, void *, void *), void *ra, void *rq, void *st, void *ierr);

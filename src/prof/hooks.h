@@ -12,6 +12,8 @@
 #define CARACAL_PROF_HOOKS_H
 #include "prof/prof.h"
 #include "prof/waits.h"
+/* coll/native_memo.h (not included: the profiler has its own caracal_coll type) */
+void caracal_native_memo_forget(void);
 
 #define CARACAL_RA __builtin_return_address(0)
 
@@ -123,17 +125,27 @@
 #define CARACAL_HOOK_MPI_Waitsome(t, ...) CARACAL_WAITHOOK(waitsome, t, __VA_ARGS__)
 #define CARACAL_HOOK_MPI_Testsome(t, ...) CARACAL_WAITHOOK(testsome, t, __VA_ARGS__)
 
-/* ---- communicators: forget cached state when a handle dies ---- */
+/* ---- communicators and datatypes: forget cached state when a handle dies ----
+ * (the collectives' remembered native decisions too: a freed handle may come back naming
+ * another communicator or datatype, coll/native_memo.h) */
 #define CARACAL_HOOK_MPI_Comm_free(t, cm)                 \
+    caracal_native_memo_forget();                         \
     if (caracal_prof_on) caracal_comm_forget(*(cm));      \
     CARACAL_PROF_ENTER(CARACAL_FN_MPI_Comm_free);         \
     int rc_ = t(cm);                                      \
     CARACAL_PROF_EXIT(0);                                 \
     return rc_;
 #define CARACAL_HOOK_MPI_Comm_disconnect(t, cm)           \
+    caracal_native_memo_forget();                         \
     if (caracal_prof_on) caracal_comm_forget(*(cm));      \
     CARACAL_PROF_ENTER(CARACAL_FN_MPI_Comm_disconnect);   \
     int rc_ = t(cm);                                      \
+    CARACAL_PROF_EXIT(0);                                 \
+    return rc_;
+#define CARACAL_HOOK_MPI_Type_free(t, ty)                 \
+    caracal_native_memo_forget();                         \
+    CARACAL_PROF_ENTER(CARACAL_FN_MPI_Type_free);         \
+    int rc_ = t(ty);                                      \
     CARACAL_PROF_EXIT(0);                                 \
     return rc_;
 

@@ -1,0 +1,26 @@
+/* The library's calls, remembered (native_memo.h). */
+#include "coll/native_memo.h"
+
+__thread caracal_native_memo caracal_native_memo_[CARACAL_NCOLL] __attribute__((tls_model("initial-exec")));
+unsigned long caracal_handle_generation = 1;
+
+void caracal_native_memo_keep(caracal_coll c, MPI_Comm comm, int scount, MPI_Datatype sdt, int rcount,
+                              MPI_Datatype rdt, int root, int places)
+{
+    if (CARACAL_MPI_SMPI || c == CARACAL_ALLGATHERV || c == CARACAL_REDUCE_SCATTER)
+        return;
+    caracal_native_memo *m = &caracal_native_memo_[c];
+    m->comm = comm;
+    m->sdt = sdt;
+    m->rdt = rdt;
+    m->scount = scount;
+    m->rcount = rcount;
+    m->root = root;
+    m->places = places;
+    m->generation = caracal_native_memo_generation();
+}
+
+void caracal_native_memo_forget(void)
+{
+    __atomic_fetch_add(&caracal_handle_generation, 1, __ATOMIC_RELAXED);
+}

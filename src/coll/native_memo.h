@@ -1,0 +1,70 @@
+/* The library's calls, remembered: a repeat of a call that the rules sent to the native
+ * library goes there again after comparing a few words.
+ *
+ * Deciding costs more than a small native call can hide: the datatype's size, the
+ * communicator's size and the rules took 300-560 instructions per call (callgrind, Open MPI
+ * 4.1: MPI_Gather of 16 B, whose native part is 230), about 25-30 ns on this machine against
+ * native calls of 100-500 ns (bench/results/tune-verify-openmpi-n2.md). Per family and per
+ * thread the last call whose rules said `native` is kept with every argument the decision
+ * reads: the communicator and datatype handles, the counts, the root and where MPI_IN_PLACE
+ * was given (the byte count of gather and scatter depends on it). The rules see only the
+ * communicator's size and the byte count, so a kept decision holds as long as both handles
+ * name the same objects: every MPI_Comm_free, MPI_Comm_disconnect and MPI_Type_free (C and
+ * Fortran, prof/hooks.h and prof/fhooks.h) and every change of the rules
+ * (caracal_select_generation) starts a new generation, which empties every memo.
+ *
+ * Kept only where the decision depends on nothing else: not after a `shm` or `rect` rule was
+ * passed over (that depends on the hierarchy's state), not for intercommunicators (a freed
+ * handle's successor may be an intracommunicator of the same size), not for allgatherv and
+ * reduce_scatter (their byte count reads the recvcounts array), not while CARACAL_LOG has
+ * algo (every call logs its decision), not under SimGrid SMPI (its ranks share the host
+ * thread's thread-local storage). */
+#ifndef CARACAL_COLL_NATIVE_MEMO_H
+#define CARACAL_COLL_NATIVE_MEMO_H
+#include <mpi.h>
+#include "coll/select.h"
+#include "under_smpi.h"
+
+typedef struct {
+    MPI_Comm comm;
+    MPI_Datatype sdt, rdt;
+    int scount, rcount, root, places;
+    unsigned long generation; /* 0: nothing kept */
+} caracal_native_memo;
+
+extern __thread caracal_native_memo caracal_native_memo_[CARACAL_NCOLL] __attribute__((tls_model("initial-exec")));
+/** Bumped by every free of a communicator or datatype handle (any thread). */
+extern unsigned long caracal_handle_generation;
+
+/** A handle was freed: every kept decision is dropped (declared also in prof/hooks.h, which
+ *  cannot include this header: the profiler has a type of the same name as caracal_coll). */
+void caracal_native_memo_forget(void);
+
+static inline unsigned long caracal_native_memo_generation(void)
+{
+    /* both only grow, so their sum changes whenever either does; never 0 (both start at 1) */
+    return __atomic_load_n(&caracal_handle_generation, __ATOMIC_RELAXED) + caracal_select_generation;
+}
+
+/** `places`: bit 0 sendbuf was MPI_IN_PLACE, bit 1 recvbuf was. */
+static inline int caracal_native_memo_places(const void *sbuf, const void *rbuf)
+{
+    return (sbuf == MPI_IN_PLACE) | (rbuf == MPI_IN_PLACE) << 1;
+}
+
+/** Whether this call repeats the family's last native one (it then goes to the library). */
+static inline int caracal_native_memo_hit(caracal_coll c, MPI_Comm comm, int scount, MPI_Datatype sdt, int rcount,
+                                          MPI_Datatype rdt, int root, int places)
+{
+    if (CARACAL_MPI_SMPI)
+        return 0;
+    const caracal_native_memo *m = &caracal_native_memo_[c];
+    return m->comm == comm && m->scount == scount && m->sdt == sdt && m->rcount == rcount && m->rdt == rdt &&
+           m->root == root && m->places == places && m->generation == caracal_native_memo_generation();
+}
+
+/** Keep this call's native decision (the caller checked that it may be kept). */
+void caracal_native_memo_keep(caracal_coll c, MPI_Comm comm, int scount, MPI_Datatype sdt, int rcount,
+                              MPI_Datatype rdt, int root, int places);
+
+#endif

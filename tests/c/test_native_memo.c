@@ -1,0 +1,120 @@
+/* The remembered native decisions (coll/native_memo.h) follow freed handles.
+ *
+ * Run with rules that send a call to the library on one communicator or datatype and to a
+ * Caracal algorithm on another with the same handle value: CARACAL_GATHER and
+ * CARACAL_ALLREDUCE = "native#2 ..." (size 2: native, else Caracal) and CARACAL_BCAST =
+ * "native@-17 knomial" (up to 16 bytes native). Each round repeats a native call, frees its
+ * communicator or datatype, makes a new one (libraries hand freed handles out again: MPICH
+ * at once, Open MPI often) and repeats the call with the same arguments: Caracal must run it
+ * now (caracal_coll_count goes up on every rank) and the results must be exact. A memo that
+ * outlived the free would send this rank to the library while the others run Caracal's
+ * schedule: a wrong count here, or a hang the test's timeout ends.
+ * Needs 4 ranks or more. Prints how many new handles reused a freed value (the test is only
+ * as strong as that number: it fails the run if no handle was ever reused). */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <dlfcn.h>
+
+static long (*caracal_coll_count)(void); /* libcaracal, preloaded */
+
+#define ROUNDS 8 /* each round frees and reuses a communicator and a datatype */
+static int failures;
+#define CHECK(cond, ...)                                                                      \
+    do {                                                                                      \
+        if (!(cond)) {                                                                        \
+            fprintf(stderr, "rank %d: ", rank);                                               \
+            fprintf(stderr, __VA_ARGS__);                                                     \
+            fputc('\n', stderr);                                                              \
+            failures++;                                                                       \
+        }                                                                                     \
+    } while (0)
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size, reused_comm = 0, reused_type = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    caracal_coll_count = (long (*)(void))dlsym(RTLD_DEFAULT, "caracal_coll_count");
+    if (!caracal_coll_count) {
+        if (!rank)
+            fprintf(stderr, "test_native_memo: libcaracal is not preloaded\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    if (size < 4) {
+        if (!rank)
+            fprintf(stderr, "test_native_memo: needs at least 4 ranks\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    double in[64], out[64 * 64];
+    for (int round = 0; round < ROUNDS; round++) {
+        /* communicators: pairs (native by the rules), then the world's duplicate (Caracal) */
+        MPI_Comm pair, big;
+        MPI_Comm_split(MPI_COMM_WORLD, rank / 2 < size / 2 ? rank / 2 : MPI_UNDEFINED, rank, &pair);
+        MPI_Comm freed = pair;
+        if (pair != MPI_COMM_NULL) {
+            for (int k = 0; k < 3; k++) {
+                long before = caracal_coll_count();
+                in[0] = in[1] = rank + round;
+                MPI_Gather(in, 2, MPI_DOUBLE, out, 2, MPI_DOUBLE, 0, pair);
+                MPI_Allreduce(in, out, 2, MPI_DOUBLE, MPI_SUM, pair);
+                CHECK(caracal_coll_count() == before, "round %d: a 2-rank call ran in Caracal", round);
+            }
+            MPI_Comm_free(&pair);
+        }
+        MPI_Comm_dup(MPI_COMM_WORLD, &big);
+        reused_comm += big == freed;
+        long before = caracal_coll_count();
+        in[0] = in[1] = rank + round;
+        MPI_Gather(in, 2, MPI_DOUBLE, out, 2, MPI_DOUBLE, 0, big);
+        MPI_Allreduce(in, out + 2 * size, 2, MPI_DOUBLE, MPI_SUM, big);
+        CHECK(caracal_coll_count() == before + 2, "round %d: %ld of 2 world-sized calls ran in Caracal", round,
+              caracal_coll_count() - before);
+        double sum = (double)size * (size - 1) / 2 + (double)size * round;
+        CHECK(out[2 * size] == sum && out[2 * size + 1] == sum, "round %d: allreduce %g, expected %g", round,
+              out[2 * size], sum);
+        if (!rank)
+            for (int r = 0; r < size; r++)
+                CHECK(out[2 * r] == r + round && out[2 * r + 1] == r + round, "round %d: gather block %d is %g",
+                      round, r, out[2 * r]);
+        /* datatypes: 2 doubles (16 B: native by the rules), freed, then 8 doubles (64 B: Caracal) */
+        MPI_Datatype t;
+        MPI_Type_contiguous(2, MPI_DOUBLE, &t);
+        MPI_Type_commit(&t);
+        for (int k = 0; k < 3; k++) {
+            before = caracal_coll_count();
+            MPI_Bcast(in, 1, t, 0, big);
+            CHECK(caracal_coll_count() == before, "round %d: a 16-byte bcast ran in Caracal", round);
+        }
+        MPI_Datatype t_freed = t;
+        MPI_Type_free(&t);
+        MPI_Type_contiguous(8, MPI_DOUBLE, &t);
+        MPI_Type_commit(&t);
+        reused_type += t == t_freed;
+        for (int i = 0; i < 8; i++)
+            in[i] = rank ? -1 : 100 * round + i;
+        before = caracal_coll_count();
+        MPI_Bcast(in, 1, t, 0, big);
+        CHECK(caracal_coll_count() == before + 1, "round %d: the 64-byte bcast did not run in Caracal", round);
+        for (int i = 0; i < 8; i++)
+            CHECK(in[i] == 100 * round + i, "round %d: bcast element %d is %g", round, i, in[i]);
+        MPI_Type_free(&t);
+        MPI_Comm_free(&big);
+    }
+    int counts[2] = {reused_comm, reused_type}, all[2];
+    MPI_Allreduce(counts, all, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    int bad = 0;
+    MPI_Allreduce(&failures, &bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (!rank) {
+        printf("native_memo: %d failures; handles reused on every rank: %d communicators, %d datatypes of %d\n", bad,
+               all[0], all[1], ROUNDS);
+        if (!all[0] && !all[1]) {
+            printf("native_memo: no freed handle came back: the test proved nothing\n");
+            bad = 1;
+        }
+    }
+    MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Finalize();
+    return bad ? 1 : 0;
+}
