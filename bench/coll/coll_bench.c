@@ -10,7 +10,15 @@
  * root wait for the readers of its previous call shows here and not in the latency mode;
  * "fastest" is then the fastest loop's mean.
  * Usage: coll_bench [reps] [max_bytes] [iter_scale] [collective|all] [latency|b2b]
- * (collective: barrier, bcast, reduce or allreduce; default all four) */
+ *                   [caracal_iter_scale] [native|own]
+ * (collective: barrier, bcast, reduce or allreduce; default all four). caracal_iter_scale
+ * (default iter_scale) gives Caracal's loop its own length: where the native call takes
+ * milliseconds (MPICH busy-polling when ranks outnumber cores) a few native calls are enough
+ * but a few Caracal calls measure only how late the last rank left the barrier before the
+ * loop. `own` (b2b mode) starts each side's loop after its own barrier (MPI_Barrier, i.e.
+ * Caracal's, before Caracal's loop) instead of the native one before both: a rank that leaves
+ * a busy-polling native barrier a timeslice after the others otherwise charges that
+ * timeslice to the first Caracal call. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +56,8 @@ int main(int argc, char **argv)
     double scale = argc > 3 ? atof(argv[3]) : 1.0;
     const char *only = argc > 4 && strcmp(argv[4], "all") ? argv[4] : NULL;
     int b2b = argc > 5 && !strcmp(argv[5], "b2b");
+    double cscale = argc > 6 ? atof(argv[6]) : scale;
+    int own_sync = argc > 7 && !strcmp(argv[7], "own");
     char *a = malloc(maxb), *b = malloc(maxb);
     memset(a, 1, maxb);
     memset(b, 0, maxb);
@@ -64,20 +74,25 @@ int main(int argc, char **argv)
             long bytes = sizes[si];
             if (coll == 0 && si > 0)
                 break;
-            int iters = (int)(scale * (bytes <= 4096 ? 200 : bytes <= 65536 ? 60 : bytes <= (1 << 20) ? 12 : 4));
-            if (iters < 2)
-                iters = 2;
-            if (iters > 4096)
-                iters = 4096;
+            int base = bytes <= 4096 ? 200 : bytes <= 65536 ? 60 : bytes <= (1 << 20) ? 12 : 4;
+            int iters_of[2]; /* [0] native, [1] Caracal */
+            for (int m = 0; m < 2; m++) {
+                int it = (int)((m ? cscale : scale) * base);
+                iters_of[m] = it < 2 ? 2 : it > 4096 ? 4096 : it;
+            }
             fastest[0] = fastest[1] = 1e30;
             for (int m = 0; m < 2; m++)
                 run(coll, m, a, b, (int)bytes); /* warm up both */
             for (int r = 0; r < reps; r++)
                 for (int k = 0; k < 2; k++) {
                     int m = (r + k) % 2; /* alternate which goes first */
+                    int iters = iters_of[m];
                     double dt = 0, mx;
                     if (b2b) {
-                        PMPI_Barrier(MPI_COMM_WORLD);
+                        if (own_sync && m)
+                            MPI_Barrier(MPI_COMM_WORLD);
+                        else
+                            PMPI_Barrier(MPI_COMM_WORLD);
                         double t0 = MPI_Wtime();
                         for (int i = 0; i < iters; i++)
                             run(coll, m, a, b, (int)bytes);
@@ -106,9 +121,10 @@ int main(int argc, char **argv)
             qsort(t[0], reps, sizeof(double), cmp);
             qsort(t[1], reps, sizeof(double), cmp);
             if (rank == 0) {
-                printf("{\"coll\": \"%s\", \"bytes\": %ld, \"ranks\": %d, \"iters\": %d, \"reps\": %d, "
+                printf("{\"coll\": \"%s\", \"bytes\": %ld, \"ranks\": %d, \"iters\": %d, \"caracal_iters\": %d, "
+                       "\"reps\": %d, "
                        "\"native_us\": %.3f, \"caracal_us\": %.3f, \"native_min_us\": %.3f, \"caracal_min_us\": %.3f}\n",
-                       names[coll], coll == 0 ? 0 : bytes, size, iters, reps, t[0][reps / 2] * 1e6,
+                       names[coll], coll == 0 ? 0 : bytes, size, iters_of[0], iters_of[1], reps, t[0][reps / 2] * 1e6,
                        t[1][reps / 2] * 1e6, fastest[0] * 1e6, fastest[1] * 1e6);
                 fflush(stdout);
             }

@@ -13,6 +13,9 @@ loop: CARACAL_NATIVE_WAIT=yield CARACAL_NATIVE_BLOCKING=nonblocking). With --bus
 launch runs while one busy loop per core keeps the machine loaded (the "second job" case),
 so Caracal and native see the same load. Launches are interleaved in a new random order each
 round; the table gives the median over rounds of Caracal/native per call and its spread.
+Where ranks outnumber cores, MPICH's native loop runs 2 calls and Caracal's 200, and each
+side's loop starts after its own library's barrier (iteration_scales says why); --add
+merges a split run (one library or rank count per lock hold) into the existing table.
 
 Patterns (--pattern): `coll` (barrier, bcast, reduce, allreduce, coll_bench.c), `halo` (a
 ring halo exchange of native point-to-point then an 8-byte allreduce per iteration,
@@ -53,6 +56,22 @@ def bench_exe(lib, name="coll_bench"):
     return str(exe)
 
 
+def iteration_scales(lib, n, cores):
+    """Calls per timed loop (x coll_bench's 200 up to 4 KiB), native and Caracal apart.
+    Where ranks outnumber cores the native call is slow (MPICH busy-polls: milliseconds per
+    call; Open MPI yields: tens to hundreds of us), so few native calls keep a launch short.
+    Caracal's loop gets its own, longer count (Open MPI: the same 200 calls on both sides; its
+    earlier 0.2 gave 40, which an eager native bcast buffers whole), and starts after Caracal's own barrier
+    (coll_bench's `own`): with 2 Caracal calls after a native barrier (the earlier 0.01 scale
+    for MPICH) the loop measured how late the last rank left that busy-polling barrier - up to a
+    scheduler timeslice, milliseconds - not the collective. Per-call time is still the loop's
+    time / its calls on the slowest rank, the two sides interleaved, alternating which goes
+    first."""
+    if n <= cores or lib == "openmpi":  # Open MPI's calls are not slow enough to need fewer
+        return "1", "1"
+    return "0.01", "1"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ranks", default="2,4,8", help="comma-separated rank counts (default 2,4,8)")
@@ -64,6 +83,8 @@ def main():
     ap.add_argument("--pattern", choices=("coll", "halo", "rotate"), default="coll")
     ap.add_argument("--strategies", default="futex,nap,spin,default",
                     help="comma-separated, from " + ",".join(STRATEGIES) + " (default futex,nap,spin,default)")
+    ap.add_argument("--add", action="store_true",
+                    help="add to the existing result (a split run): library and rank counts not run now keep their rows")
     ap.add_argument("--out", help="result name in bench/results/ (default coll-wait[-PATTERN][-busy][-latency])")
     a = ap.parse_args()
     try:
@@ -91,12 +112,12 @@ def main():
         env = {"LD_PRELOAD": str(ROOT / BUILD[lib][0] / "lib/libcaracal.so")}
         if STRATEGIES[strat] is not None:
             env.update(FORCED, **STRATEGIES[strat])
-        # MPICH busy-polls when oversubscribed (milliseconds per native call): fewer calls
-        scale = "1" if n <= cores else ("0.2" if lib == "openmpi" else "0.01")
+        scale, cscale = iteration_scales(lib, n, cores)
         if a.pattern == "coll":
-            argv = [exes[lib], "3", str(a.max_bytes), scale, "all", a.mode]
-        else:
-            argv = [exes[lib], a.pattern, "3", str(a.max_bytes), scale]
+            argv = [exes[lib], "3", str(a.max_bytes), scale, "all", a.mode, cscale, "own"]
+        else:  # wait_mix runs one count for both sides (MPICH busy-polls when oversubscribed: fewer calls)
+            argv = [exes[lib], a.pattern, "3", str(a.max_bytes),
+                    "1" if n <= cores else ("0.2" if lib == "openmpi" else "0.01")]
         cmd = benchlib.mpiexec(lib, n, argv, env=env)
         out = benchlib.run_launch(cmd, 600, busy=a.busy)
         if out.returncode:
@@ -104,33 +125,66 @@ def main():
             return []
         return [json.loads(l) for l in out.stdout.splitlines() if l.startswith("{")]
 
+    name = a.out or ("coll-wait" + ("" if a.pattern == "coll" else "-" + a.pattern)
+                     + ("-busy" if a.busy else "") + ("" if a.mode == "b2b" else "-latency"))
+    part = {"libs": libs, "ranks": ranks, "strategies": strategies, "rounds": a.rounds,
+            "date": benchlib.machine_description()["date"], "load_at_start": os.getloadavg()}
     results = benchlib.interleave(configs, a.rounds, run_one)
-    rows, cells = [], {}
+    part["load_at_end"] = os.getloadavg()
+    rows, parts = [], [part]
     for cfg, runs in results.items():
         for rnd, rr in enumerate(runs):
             for r in rr:
-                row = dict(r, lib=cfg[0], ranks=cfg[1], strategy=cfg[2], round=rnd)
-                rows.append(row)
-                if r["native_us"] > 0:
-                    cells.setdefault((cfg[0], cfg[1], r["coll"], r["bytes"], cfg[2]), []).append(row)
+                rows.append(dict(r, lib=cfg[0], ranks=cfg[1], strategy=cfg[2], round=rnd))
+    if a.add:  # a split run: keep the earlier parts' rows of every configuration not run now
+        old = benchlib.ROOT / "bench" / "results" / f"{name}.json"
+        if old.exists():
+            prev = json.loads(old.read_text())
+            ran = {(l, n) for l, n, _ in configs}  # a library and rank count run now replaces every earlier row of it
+            rows += [r for r in prev["rows"] if (r["lib"], r["ranks"]) not in ran]
+            if "parts" not in prev:  # written before split runs and separate iteration counts
+                kept = [r for r in prev["rows"]]
+                prev["parts"] = [{"libs": sorted({r["lib"] for r in kept}), "ranks": sorted({r["ranks"] for r in kept}),
+                                  "strategies": sorted({r["strategy"] for r in kept}), "rounds": prev.get("rounds"),
+                                  "date": prev["machine"]["date"], "load_at_start": prev["machine"]["load_average_at_start"],
+                                  "load_at_end": [float("nan")], "method": "earlier method: one call count for both "
+                                  "sides, a native barrier before each loop"}]
+            parts = [p for p in prev["parts"] if any((l, n) not in ran for l in p["libs"] for n in p["ranks"])] + parts
+    libs = [l for l in BUILD if any(r["lib"] == l for r in rows)]
+    strategies = [s for s in STRATEGIES if any(r["strategy"] == s for r in rows)]
+    cells = {}
+    for row in rows:
+        if row["native_us"] > 0:
+            cells.setdefault((row["lib"], row["ranks"], row["coll"], row["bytes"], row["strategy"]), []).append(row)
     keys = sorted({k[:4] for k in cells}, key=lambda k: (libs.index(k[0]), k[1], ORDER.index(k[2]), k[3]))
-    lines = ["| library | ranks | collective | bytes | native us/call | "
-             + " | ".join(f"{s} ratio (spread)" for s in strategies) + " |",
-             "|" + "---|" * (5 + len(strategies))]
-    summary = {}
+    lines = ["| library | ranks | collective | bytes | calls native/Caracal | native us/call | "
+             + " | ".join(f"{s} us/call, ratio (spread)" for s in strategies) + " |",
+             "|" + "---|" * (6 + len(strategies))]
+    summary, goal = {}, {}
     for k in keys:
-        nat = [r["native_us"] for s in strategies for r in cells.get(k + (s,), [])]
-        row = f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {benchlib.median(nat):.2f} |"
+        every = [r for s in strategies for r in cells.get(k + (s,), [])]
+        nat = [r["native_us"] for r in every]
+        calls = f"{every[0]['iters']}/{every[0].get('caracal_iters', every[0]['iters'])}"
+        row = f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {calls} | {benchlib.median(nat):.2f} |"
         for s in strategies:
             g = cells.get(k + (s,), [])
             ratios = [r["caracal_us"] / r["native_us"] for r in g]
             if ratios:
                 m = benchlib.median(ratios)
-                row += f" {m:.2f} ({min(ratios):.2f}-{max(ratios):.2f}) |"
+                row += f" {benchlib.median([r['caracal_us'] for r in g]):.2f}, {m:.2f} ({min(ratios):.2f}-{max(ratios):.2f}) |"
                 summary.setdefault((k[0], k[1], s), []).append(m)
+                if k[3] <= 4096:
+                    goal.setdefault((k[0], k[1], s), []).append((m, f"{k[2]} {k[3]} B {m:.2f}"))
             else:
                 row += " - |"
         lines.append(row)
+    # issue 16's goal at 4 and 8 ranks: up to 4 KiB, at most 1/2 of Open MPI's time, 1/10 of MPICH's
+    target = {"openmpi": 0.5, "mpich": 0.1}
+    goals = []
+    for (lib, n, s), ms in sorted(goal.items(), key=lambda x: (libs.index(x[0][0]), x[0][1], strategies.index(x[0][2]))):
+        miss = [t for m, t in ms if m > target[lib]]
+        goals.append(f"- {lib}, {n} ranks, {s}: {len(ms) - len(miss)} of {len(ms)} cells at most {target[lib]}x native"
+                     + (f"; not: {', '.join(miss)}" if miss else ""))
     notes = []
     for (lib, n, s), ms in sorted(summary.items(), key=lambda x: (libs.index(x[0][0]), x[0][1], strategies.index(x[0][2]))):
         notes.append(f"- {lib}, {n} ranks, {s}: median ratio {benchlib.median(ms):.2f}, "
@@ -140,14 +194,25 @@ def main():
           f"# Waiting strategies, {dict(coll='collectives', halo='halo exchange + allreduce', rotate='bcast with a rotating root')[a.pattern]}, "
           f"{'calls back to back' if a.mode == 'b2b' or a.pattern != 'coll' else 'one call latency'}"
           f"{', every core kept busy by another job' if a.busy else ''}\n\n"
-          f"{cores} cores; {a.rounds} launches per configuration, interleaved in random order. Forced shm "
+          f"{cores} cores. Forced shm "
           "collectives (CARACAL_<COLL>=shm) with CARACAL_WAIT set to each strategy, and the default selection.\n"
-          "`native us/call` is the median over every launch of the configuration's row.\n\n"
-          + "\n".join(lines) + "\n\n## Summary\n\n" + "\n".join(notes) + "\n")
-    doc = {"schema": "caracal.bench-wait/1", "mode": a.mode, "busy": a.busy, "pattern": a.pattern,
-           "machine": benchlib.machine_description(), "rounds": a.rounds, "rows": rows}
-    benchlib.write_results(a.out or ("coll-wait" + ("" if a.pattern == "coll" else "-" + a.pattern)
-                                     + ("-busy" if a.busy else "") + ("" if a.mode == "b2b" else "-latency")), doc, md)
+          "`native us/call` is the median over every launch of the configuration's row; each strategy's cell "
+          "gives Caracal's median us/call and the median (min-max) over launches of Caracal/native.\n"
+          "Per call = a timed loop's time / its calls on the slowest rank, Caracal and native alternately in "
+          "one launch, alternating which goes first. Where ranks outnumber cores the two sides run their own "
+          "number of calls (`calls native/Caracal`): the native call takes milliseconds there (MPICH "
+          "busy-polls), and Caracal's loop starts after Caracal's own barrier, since a few Caracal calls "
+          "right after a busy-polling native barrier measured how late the last rank left it "
+          "(bench/coll/wait.py, iteration_scales).\n\n"
+          + "".join(f"- run {i + 1}: {', '.join(p['libs'])} at {','.join(map(str, p['ranks']))} ranks, "
+                    f"{','.join(p['strategies'])}, {p['rounds']} launches per configuration interleaved in random "
+                    f"order, {p['date']}, load average {p['load_at_start'][0]:.1f} at the start, "
+                    f"{p['load_at_end'][0]:.1f} at the end" + (f" ({p['method']})" if p.get("method") else "") + "\n" for i, p in enumerate(parts))
+          + "\n" + "\n".join(lines) + "\n\n## Summary\n\n" + "\n".join(notes)
+          + "\n\n## Goal of issue 16 (up to 4 KiB: <= 0.5x Open MPI, <= 0.1x MPICH)\n\n" + "\n".join(goals) + "\n")
+    doc = {"schema": "caracal.bench-wait/2", "mode": a.mode, "busy": a.busy, "pattern": a.pattern,
+           "machine": benchlib.machine_description(), "parts": parts, "rows": rows}
+    benchlib.write_results(name, doc, md)
 
 
 if __name__ == "__main__":

@@ -91,10 +91,18 @@ __attribute__((weak, noreturn)) void caracal_out_of_memory(size_t bytes);
     [CARACAL_BCAST]     = "shm@-16k#2 shm@512-2k#3- shm@8k-#3- node/shm@2k-8k knomial:2@2k-8k native", \
     [CARACAL_REDUCE]    = "shm node/shm@2k-8k knomial:2@2k-8k native",                         \
     [CARACAL_ALLREDUCE] = "shm node/shm@2k-64k recdbl:2@2k-64k native"
+/* 2026-11-26, the inline ring deeper and 120 B (bcol/shm/segment.h; it was 8 deep, 56 B):
+ * Open MPI's 8-64 B bcast and reduce back to back at 4 and 8 ranks on 2 cores, forced shm
+ * against native (bench/results/coll-wait.md; before: 1.5-5.3x, a round of context
+ * switches every 8 calls). 64-deep ring, load 25: 0.26-0.96x. 32-deep ring (what is built),
+ * load 58: 64 B 0.03-0.73x, reduce 8 B 0.93x at 4 and 8 ranks, bcast 8 B 0.41x at 8 ranks
+ * but 1.14x (0.45-1.63) at 4 - a tie with native within the spread, not a demonstrated win.
+ * So one-node communicators of 3-8 ranks take shm at every size up to 64 KiB (bcast) or
+ * every size (reduce). Not yet from 9 ranks: the 16-rank rows predate the change. */
 #define OPENMPI4_DEFAULTS                                                                     \
     [CARACAL_BARRIER]   = "shm native",                                                        \
-    [CARACAL_BCAST]     = "shm@512-16k#2 shm@512-64k#3- node/shm@2k-8k knomial:2@2k-8k#3-6 native", \
-    [CARACAL_REDUCE]    = "shm@512-16k#2 shm@512-#3- node/shm@2k-8k knomial:2@2k-8k#6- native",   \
+    [CARACAL_BCAST]     = "shm@512-16k#2 shm@-64k#3-8 shm@512-64k#9- node/shm@2k-8k knomial:2@2k-8k#3-6 native", \
+    [CARACAL_REDUCE]    = "shm@512-16k#2 shm#3-8 shm@512-#9- node/shm@2k-8k knomial:2@2k-8k#6- native", \
     [CARACAL_ALLREDUCE] = "shm@-1m#2 shm@-16k node/shm@16k-64k recdbl:2@16k-64k native"
 #if defined(MPI_ABI_VERSION) /* MPI-5 standard ABI: runs on MPICH 5 and Intel MPI */
 #define CARACAL_DEFAULTS_FOR "the MPI-5 ABI (MPICH 5, Intel MPI)"

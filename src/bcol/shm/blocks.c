@@ -14,7 +14,7 @@
  *                 sized by the largest row once the sizes are read.
  *
  * A piece is CARACAL_SHM_CHUNK bytes (the last one shorter); it lives where the protocol
- * puts a step of its size: inline beside the posted flag (own writes up to 56 bytes), the
+ * puts a step of its size: inline beside the posted flag (own writes up to 120 bytes), the
  * ring of small buffers (up to 1 KiB), else the two slots, so a writer waits for the
  * acknowledgements of step t - lag before it reuses the buffer of step t (segment.h). The
  * pieces of different blocks of one step may fall in different classes: each writer waits
@@ -127,9 +127,12 @@ static size_t piece_len(const blk_task *t, size_t bytes, uint64_t c)
 static char *foreign_data(caracal_shm_seg *s, int r, uint64_t step, size_t len)
 {
     if (caracal_shm_is_small(len))
-        return s->small + ((size_t)r * CARACAL_SHM_LINES + step % CARACAL_SHM_LINES) * CARACAL_SHM_SMALL;
+        return caracal_shm_small_buf(s, r, step);
     return caracal_shm_slot(s, r, step);
 }
+/* how many steps back foreign_data's buffer was last used (not caracal_shm_lag: a tiny block
+ * goes to the small ring here, not inline) */
+static uint64_t foreign_lag(size_t len) { return caracal_shm_is_small(len) ? CARACAL_SHM_SMALL_RING : 2; }
 
 /* ---- the steps ---- */
 
@@ -256,8 +259,8 @@ static int write_phase(blk_task *t, uint64_t step, uint64_t c)
         uint64_t lag = 0;
         for (int r = 0; r < t->n; r++) {
             size_t len = r != t->me ? piece_len(t, t->B[r], c) : 0;
-            if (len && (!lag || caracal_shm_lag(len) < lag))
-                lag = caracal_shm_lag(len);
+            if (len && (!lag || foreign_lag(len) < lag))
+                lag = foreign_lag(len);
         }
         if (!lag)
             return 1;

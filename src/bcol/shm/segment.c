@@ -235,7 +235,8 @@ void caracal_shm_budget_report(void)
 /* The control part: posted and ack lines, single-copy lines, the wait line, small buffers. */
 static size_t ctl_bytes(int n)
 {
-    return (CARACAL_SHM_LINES + 2) * (size_t)n * 64 + sizeof(caracal_wait_line) + (size_t)n * CARACAL_SHM_LINES * CARACAL_SHM_SMALL;
+    return (CARACAL_SHM_LINES + 1) * (size_t)n * sizeof(caracal_shm_flag) + (size_t)n * sizeof(caracal_shm_info) +
+           sizeof(caracal_wait_line) + (size_t)n * CARACAL_SHM_SMALL_RING * CARACAL_SHM_SMALL;
 }
 
 /* CARACAL_SHM_SLOT, at least 4 KiB, a whole number of cache lines, and small enough that the

@@ -8,19 +8,31 @@
 #include <stdint.h>
 
 /* A member's sequence number; in its `posted` lines the rest of the line carries the data of
- * tiny steps inline, so a reader fetches flag and data in one cache-line transfer. */
+ * tiny steps inline, so a reader fetches flag and data together: 8 B in the flag's cache
+ * line, up to 120 B in two. Two lines rather than one so that 64 B (eight doubles) is inline
+ * too: a small buffer costs the same two line transfers, but its ring is shallower
+ * (CARACAL_SHM_SMALL_RING), and at 4-8 ranks on 2 cores the depth is what counts. */
+#define CARACAL_SHM_LINE_BYTES 128
 typedef struct {
     _Atomic uint64_t v;
-    char data[64 - sizeof(uint64_t)];
+    char data[CARACAL_SHM_LINE_BYTES - sizeof(uint64_t)];
 } caracal_shm_flag;
 
-#define CARACAL_SHM_INLINE ((size_t)(64 - sizeof(uint64_t)))
+#define CARACAL_SHM_INLINE ((size_t)(CARACAL_SHM_LINE_BYTES - sizeof(uint64_t)))
 /* Posted lines per member: step t is posted in line t % CARACAL_SHM_LINES, so inline data is
  * that many steps deep and a writer of tiny steps runs up to that many calls ahead of its
  * slowest reader (back-to-back small bcasts and reduces: the root, or the contributors, do
  * not wait for the previous call to be read, as with an eager send). A line only ever grows
- * (t, then t + LINES), so "has r posted step t" is one load of that line. */
-#define CARACAL_SHM_LINES 8
+ * (t, then t + LINES), so "has r posted step t" is one load of that line. 32 rather than the
+ * earlier 8: where ranks outnumber cores a writer that catches up with its ring sleeps until
+ * every reader has been scheduled, a round of context switches (several us each) per ring's
+ * worth of calls; Open MPI's eager bcast has no such bound (bench/results/coll-wait.md). */
+#define CARACAL_SHM_LINES 32
+/* Small buffers (up to CARACAL_SHM_SMALL bytes, beyond inline) per member: step t uses buffer
+ * t % CARACAL_SHM_SMALL_RING, so such steps run that many calls ahead. 4 (it was 8, shared
+ * with the lines) keeps the control part under 9 KiB per member, as before the deeper lines:
+ * 4 KiB of lines, 4 KiB of small buffers, an ack and a single-copy line. */
+#define CARACAL_SHM_SMALL_RING 4
 
 /* What a member publishes for a single-copy step (one writer per line): where its
  * contiguous source (and, for allreduce, result) buffer lives in its address space. */
@@ -137,19 +149,26 @@ static inline int caracal_shm_all_acked(caracal_shm_seg *s, uint64_t step)
 }
 
 /* Where member r's data of a step of `bytes` bytes lives: inline in its posted line for tiny
- * steps (1..CARACAL_SHM_INLINE bytes), in its ring of small buffers (CARACAL_SHM_LINES of
+ * steps (1..CARACAL_SHM_INLINE bytes), in its ring of small buffers (CARACAL_SHM_SMALL_RING of
  * CARACAL_SHM_SMALL bytes) up to CARACAL_SHM_SMALL, else in its slot (two per member). A
  * writer of step t therefore waits until every member has finished step t - caracal_shm_lag.
  * The choice depends on the byte count only: the same on every member. */
 static inline int caracal_shm_is_inline(size_t bytes) { return bytes > 0 && bytes <= CARACAL_SHM_INLINE; }
 static inline int caracal_shm_is_small(size_t bytes) { return bytes <= CARACAL_SHM_SMALL; }
-static inline uint64_t caracal_shm_lag(size_t bytes) { return caracal_shm_is_small(bytes) ? CARACAL_SHM_LINES : 2; }
+static inline uint64_t caracal_shm_lag(size_t bytes)
+{
+    return caracal_shm_is_inline(bytes) ? CARACAL_SHM_LINES : caracal_shm_is_small(bytes) ? CARACAL_SHM_SMALL_RING : 2;
+}
+static inline char *caracal_shm_small_buf(caracal_shm_seg *s, int r, uint64_t step)
+{
+    return s->small + ((size_t)r * CARACAL_SHM_SMALL_RING + step % CARACAL_SHM_SMALL_RING) * CARACAL_SHM_SMALL;
+}
 static inline char *caracal_shm_data(caracal_shm_seg *s, int r, uint64_t step, size_t bytes)
 {
     if (caracal_shm_is_inline(bytes))
         return caracal_shm_line(s, r, step)->data;
     if (caracal_shm_is_small(bytes))
-        return s->small + ((size_t)r * CARACAL_SHM_LINES + step % CARACAL_SHM_LINES) * CARACAL_SHM_SMALL;
+        return caracal_shm_small_buf(s, r, step);
     return caracal_shm_slot(s, r, step);
 }
 

@@ -8,7 +8,7 @@
  * member. Each member owns an `ack` cache line, CARACAL_SHM_LINES `posted` lines (step t
  * in line t % LINES, tiny data inline beside the number) and two data slots (double
  * buffering); one writer per line. To write for step t a member waits until every member
- * has acknowledged step t-2 (t-LINES for inline data); readers wait for the writer's
+ * has acknowledged step t-2 (t-LINES for inline data, t-SMALL_RING for small buffers); readers wait for the writer's
  * posted line of t to reach t, copy out, then acknowledge t. Messages larger than a slot
  * go in pipelined chunks. */
 #ifndef CARACAL_BCOL_SHM_H
@@ -18,7 +18,7 @@
 #include <stddef.h>
 
 /* Steps of up to this many bytes that do not fit inline use a ring of small buffers per
- * member in the segment's control part (CARACAL_SHM_LINES deep); larger ones the data
+ * member in the segment's control part (CARACAL_SHM_SMALL_RING deep); larger ones the data
  * slots (two per member, mapped on first large use) or single copy. */
 #define CARACAL_SHM_SMALL 1024
 
