@@ -70,6 +70,15 @@ if(NOT CARACAL_SANITIZE)
                      ENV CARACAL_COLL=force CARACAL_NODE_SIZE=1 CARACAL_ALLREDUCE=recdbl CARACAL_BCAST=knomial CARACAL_REDUCE=knomial
                          "LD_PRELOAD=$<TARGET_FILE:caracal_fault_alloc>:$<TARGET_FILE:caracal>")
   endforeach()
+  # The shm block families (one node, forced onto the segment) with a derived datatype, whose
+  # packing takes private memory: every allocation of a call failing in turn on every rank
+  # returns MPI_ERR_NO_MEM, then the next call is exact (`shm`).
+  foreach(np 2 3)
+    caracal_mpi_test(NAME fault_nomem_shm_np${np} NP ${np} COMMAND $<TARGET_FILE:test_fault_nomem> shm
+                     ENV CARACAL_COLL=force CARACAL_ALLGATHER=shm CARACAL_ALLTOALL=shm CARACAL_ALLTOALLV=shm CARACAL_GATHER=shm
+                         CARACAL_SCATTER=shm CARACAL_REDUCE_SCATTER_BLOCK=shm
+                         "LD_PRELOAD=$<TARGET_FILE:caracal_fault_alloc>:$<TARGET_FILE:caracal>")
+  endforeach()
 endif()
 
 # The stress driver replays a seed exactly: two runs of one seed print the same sequence of
