@@ -60,6 +60,14 @@ if(NOT CARACAL_SANITIZE)
                    ${CARACAL_MPIEXEC} ${CARACAL_MPIEXEC_FLAGS} -n 2 ${_fa_env} $<TARGET_FILE:caracal-stress> 7 60)
   set_tests_properties(fault_alloc_sweep_np2 PROPERTIES TIMEOUT 1500
     ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+  # The same with the node segment (one node: the shm paths of every family, about 400
+  # allocations in all), at 10 points.
+  caracal_launcher_env(_fa_shm_env "$<TARGET_FILE:caracal_fault_alloc>:$<TARGET_FILE:caracal>" CARACAL_COLL=force)
+  add_test(NAME fault_alloc_sweep_shm_np2
+           COMMAND ${PROJECT_SOURCE_DIR}/tests/c/fault_alloc_sweep.sh 60 "3 45 100 160 190 220 280 310 340 390"
+                   ${CARACAL_MPIEXEC} ${CARACAL_MPIEXEC_FLAGS} -n 2 ${_fa_shm_env} $<TARGET_FILE:caracal-stress> 7 60)
+  set_tests_properties(fault_alloc_sweep_shm_np2 PROPERTIES TIMEOUT 900
+    ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
   # With MPI_ERRORS_RETURN a collective whose schedule cannot be allocated returns
   # MPI_ERR_NO_MEM and the program goes on (tests/c/test_fault_nomem.c: every rank fails the
   # same call through fault_alloc_arm; each family's next call must give the exact result).
