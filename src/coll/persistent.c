@@ -341,7 +341,8 @@ int caracal_impl_MPI_Request_free(MPI_Request *request)
     if (p->active) { /* freed by done(), once complete: never freed active (done() says why) */
         p->freed = 1;
         *request = MPI_REQUEST_NULL;
-    } else {
+    } else { /* inactive to the library first: done() may have sent its completion just now */
+        PMPI_Wait(request, MPI_STATUS_IGNORE);
         rc = PMPI_Request_free(request);
         release(p);
     }
