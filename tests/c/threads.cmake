@@ -77,6 +77,6 @@ caracal_mpi_test(NAME threads_persist_force_np2 NP 2 COMMAND $<TARGET_FILE:test_
 add_executable(native_persist_shell native_persist_shell.c)
 target_link_libraries(native_persist_shell PRIVATE pthread)
 foreach(mode 0 3)
-  caracal_mpi_test(NAME native_persist_shell_${mode}_np2 NP 2 COMMAND $<TARGET_FILE:native_persist_shell> 4 1000 ${mode})
+  caracal_mpi_test(NAME native_persist_shell_${mode}_np2 NP 2 COMMAND $<TARGET_FILE:native_persist_shell> 4 300 ${mode})
 endforeach()
 caracal_mpi_test(NAME threads_persist_default_np2 NP 2 COMMAND $<TARGET_FILE:test_threads_persist> any 4 ${_thr_iters} PRELOAD)
