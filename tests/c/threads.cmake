@@ -69,7 +69,7 @@ add_executable(test_threads_persist test_threads_persist.c)
 target_link_libraries(test_threads_persist PRIVATE pthread dl)
 caracal_mpi_test(NAME threads_persist_force_np2 NP 2 COMMAND $<TARGET_FILE:test_threads_persist> all 4 ${_thr_iters} PRELOAD
                  ENV CARACAL_COLL=force CARACAL_LOG=algo CARACAL_LOG_RANKS=all
-                 EXPECT_LOG each "allreduce shm bytes=4 ")
+                 EXPECT_LOG each "allreduce shm bytes=4 ranks=2 levels=node(1x2) node=shm")
 # Caracal's handle of a persistent collective without Caracal (tests/c/native_persist_shell.c):
 # the library must take what coll/persistent.c does under threads (start before the task, the
 # handle of a freed active request freed once complete, by whichever thread completes it).
