@@ -101,6 +101,5 @@ void caracal_algorithms_print_json(void *stream)
         fprintf(f, "]}%s\n", c + 1 < CARACAL_NCOLL ? "," : "");
     }
     fprintf(f, "], \"always_native\": [\"alltoallw\", \"neighbor_allgather\", \"neighbor_allgatherv\", "
-               "\"neighbor_alltoall\", \"neighbor_alltoallv\", \"neighbor_alltoallw\", \"intercommunicators\", "
-               "\"persistent collectives under MPI_THREAD_MULTIPLE\"]}\n");
+               "\"neighbor_alltoall\", \"neighbor_alltoallv\", \"neighbor_alltoallw\", \"intercommunicators\"]}\n");
 }

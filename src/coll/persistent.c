@@ -43,7 +43,10 @@
  * and never held while calling into the engine, so the two cannot deadlock. done() sends the
  * completion and clears `active` under it, so a start that follows the user's wait sees the
  * entry idle, and a free that races with the completion either marks the entry (done
- * releases it) or finds it finished (and releases it), never both nor neither. */
+ * releases it) or finds it finished (and releases it), never both nor neither. A handle freed
+ * while active is freed in the library by done() after it completes: a persistent receive
+ * freed while active and completed later from another thread corrupts MPICH 4.0.2's request
+ * state (docs/native-bugs.md). */
 #include "gen_funcs.h"
 #include "coll/call.h"
 #include "coll/steps.h"
@@ -139,7 +142,11 @@ static void release(persist *p)
     nused--;
 }
 
-/* The task completed: complete the user's handle (the posted receive on self_comm). */
+/* The task completed: complete the user's handle (the posted receive on self_comm). A
+ * handle the user freed while it was active is freed here, once complete (its receive has
+ * matched the send just made: a self message, no Caracal progress needed): MPICH 4.0.2
+ * corrupts its request state when a persistent receive freed while active completes later
+ * under MPI_THREAD_MULTIPLE (docs/native-bugs.md, tests/c/native_persist_shell.c). */
 static void done(void *arg)
 {
     persist *p = arg;
@@ -148,8 +155,11 @@ static void done(void *arg)
     p->active = 0;
     PMPI_Isend(NULL, 0, MPI_BYTE, 0, (int)(p - pool), self_comm, &send);
     PMPI_Request_free(&send);
-    if (p->freed)
+    if (p->freed) {
+        PMPI_Wait(&p->shell, MPI_STATUS_IGNORE);
+        PMPI_Request_free(&p->shell);
         release(p);
+    }
     caracal_unlock(&lock);
 }
 
@@ -186,15 +196,6 @@ static int any_rank_full(caracal_hier *h, int full)
 static int persist_init(const caracal_coll_call *call, MPI_Comm comm, MPI_Request *request)
 {
     caracal_coll_plan plan;
-    /* Under MPI_THREAD_MULTIPLE the library's own persistent collectives run (every rank
-     * provides the same thread level, so every rank decides alike). The pool is guarded for
-     * threads (the lock above), but tests/c/test_threads_persist.c with Caracal's schedules
-     * failed on MPICH 4.0.2 (an assertion in its request completion, a timeout) and that was
-     * not understood in time: docs/collectives.md "Threads". */
-    if (caracal_threaded) {
-        caracal_log("algo", "%s native (persistent, MPI_THREAD_MULTIPLE)", caracal_coll_names[call->coll]);
-        return 0;
-    }
     if (!caracal_coll_call_plan(call, comm, 1, &plan))
         return 0;
     /* this rank's entry is reserved before the agreement (another thread may take the last) */
@@ -334,13 +335,17 @@ int caracal_impl_MPI_Request_free(MPI_Request *request)
         caracal_unlock(&lock);
         return PMPI_Request_free(request);
     }
-    /* the handle leaves the table now: the library may reuse its value at once */
+    /* the handle leaves the table now (the user's copy becomes MPI_REQUEST_NULL) */
     hash_erase(p);
-    int rc = PMPI_Request_free(request); /* an active shell is freed by the library when it completes */
-    if (p->active)
-        p->freed = 1; /* released when the task completes (done) */
-    else
+    int rc = MPI_SUCCESS;
+    if (p->active) { /* freed by done(), once complete: never freed active (done() says why) */
+        p->freed = 1;
+        *request = MPI_REQUEST_NULL;
+    } else { /* inactive to the library first: done() may have sent its completion just now */
+        PMPI_Wait(request, MPI_STATUS_IGNORE);
+        rc = PMPI_Request_free(request);
         release(p);
+    }
     caracal_unlock(&lock);
     return rc;
 }

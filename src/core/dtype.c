@@ -2,6 +2,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "xalloc.h"
 
 void *caracal_type_alloc(int count, MPI_Datatype dt, void **base)
 {
@@ -9,7 +10,7 @@ void *caracal_type_alloc(int count, MPI_Datatype dt, void **base)
     PMPI_Type_get_extent(dt, &lb, &extent);
     PMPI_Type_get_true_extent(dt, &tlb, &textent);
     size_t bytes = count > 0 ? (size_t)textent + (size_t)(count - 1) * (size_t)(extent < 0 ? -extent : extent) : 1;
-    *base = malloc(bytes + 64);
+    *base = caracal_xmalloc(bytes + 64); /* (a NULL base made a bogus non-NULL buffer) */
     return (char *)*base - tlb;
 }
 

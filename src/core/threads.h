@@ -14,8 +14,8 @@
  * lock and atomic below is skipped without it, so a single-threaded program pays one
  * predicted branch on a read-mostly flag where it paid nothing. Not covered (native under
  * MPI_THREAD_MULTIPLE, docs/collectives.md "Threads"): the replay of a repeated blocking call
- * (an optimisation, off), and persistent collectives (their pool has a lock of its own in
- * coll/persistent.c, but Caracal's schedules there failed a test on MPICH 4.0.2: off). */
+ * (an optimisation, off). Persistent collectives run Caracal's schedules; their pool has a
+ * lock of its own (coll/persistent.c). */
 #ifndef CARACAL_CORE_THREADS_H
 #define CARACAL_CORE_THREADS_H
 #include <pthread.h>

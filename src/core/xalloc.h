@@ -9,12 +9,15 @@
  * Paths that communicate while they allocate do not use these: a hierarchy's build takes all
  * its memory first and agrees on it in one allreduce (out of memory on any rank: every rank
  * leaves the communicator native), a shm segment's state is agreed with its mapping. Running
- * schedules take their buffers when built (reduce_knomial, single copy); what still
- * allocates while running ends the job through MPI's error path (the error handler of
- * MPI_COMM_WORLD with MPI_ERR_NO_MEM, then MPI_Abort) with one line saying what was asked
- * for: a half-run schedule on one rank cannot be undone while the others run theirs. Those
- * are the shm block families' packing of derived datatypes (blocks.c own_mem) and buffers
- * sized at run time by the counts a step receives (caracal_steps_buf_get: alltoallv_hier).
+ * schedules take their buffers when built (reduce_knomial, single copy, the shm block
+ * families' packing of derived datatypes: blocks.c own_mem, under the guard of the build,
+ * tests/c/test_fault_nomem.c `shm`); what still allocates while running ends the job
+ * through MPI's error path (the error handler of MPI_COMM_WORLD with MPI_ERR_NO_MEM, then
+ * MPI_Abort) with one line saying what was asked for: a half-run schedule on one rank cannot
+ * be undone while the others run theirs. That is left only for buffers sized at run time by
+ * the counts a step receives (caracal_steps_buf_get: a leader of alltoallv_hier, whose
+ * members send their data unasked right after their counts: returning would need a
+ * go-ahead from the leader before every member's data, one more message in every call).
  * The check is one branch on a pointer the caller tests
  * anyway. Files also built into the fuzzers and tools (coll/select.c, rules_file.c,
  * algorithms.c, core/config.c, log.c, combine.c, the map readers) check for NULL themselves. */

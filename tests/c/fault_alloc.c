@@ -5,6 +5,7 @@
  *
  *   FAULT_ALLOC=N        fail libcaracal's Nth allocation (1 = the first) on the chosen rank
  *   FAULT_ALLOC_RANK=r   the rank that fails (OMPI_COMM_WORLD_RANK / PMI_RANK; default 0)
+ *   FAULT_ALLOC_BT=1     print the failed allocation's call stack (which path a point tests)
  *   FAULT_ALLOC_COUNT=1  at exit, print how many allocations libcaracal made on that rank
  *                        (the range a sweep over N has to cover)
  * A test program may also call fault_alloc_arm(n) (found with dlsym): fail libcaracal's nth
@@ -15,6 +16,7 @@
  * warns about settings it does not know. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <execinfo.h>
 #include <link.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -83,7 +85,25 @@ static int fail_here(void *ra)
     char msg[96];
     int len = snprintf(msg, sizeof msg, "fault_alloc: failing libcaracal's allocation %ld\n", k);
     if (write(2, msg, (size_t)len) < 0) {}
+    if (getenv("FAULT_ALLOC_BT")) { /* where: to tell which path a sweep point exercises */
+        void *frames[16];
+        inside = 1;
+        backtrace_symbols_fd(frames, backtrace(frames, 16), 2);
+        inside = 0;
+    }
     return 1;
+}
+
+/* libcaracal's allocations so far in this process (a test measures a call's with it) */
+long fault_alloc_seen(void);
+long fault_alloc_seen(void)
+{
+    if (!hi) { /* from now on allocations are attributed (and counted) */
+        inside = 1;
+        dl_iterate_phdr(find_caracal, NULL);
+        inside = 0;
+    }
+    return __atomic_load_n(&seen, __ATOMIC_RELAXED);
 }
 
 void fault_alloc_arm(long n);

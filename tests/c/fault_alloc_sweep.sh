@@ -23,7 +23,10 @@ for n in $list; do
   crash=$(echo "$out" | grep -iE "signal (4|6|7|8|11)([^0-9]|$)|segmentation|bus error|floating point exception|illegal instruction|MISMATCH")
   if echo "$out" | grep -q "stress seed .* 0 mismatches" && [ $rc = 0 ]; then
     ok=$((ok + 1)); what="finished, 0 mismatches"
-  elif echo "$out" | grep -q "out of memory" && [ -z "$crash" ] && [ $rc != 124 ] && [ $rc != 0 ]; then
+  # MPI_ERR_NO_MEM through the error handler: Caracal's line (core/xalloc.c), or only the
+  # library's words for the class where Caracal found the NULL itself (a request record:
+  # Open MPI "out of memory", MPICH "Unable to allocate memory")
+  elif echo "$out" | grep -qE "out of memory|Unable to allocate memory" && [ -z "$crash" ] && [ $rc != 124 ] && [ $rc != 0 ]; then
     oom=$((oom + 1)); what="ended with MPI_ERR_NO_MEM (exit $rc)"
   else
     bad=$((bad + 1)); what="FAILED (exit $rc)"

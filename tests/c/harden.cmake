@@ -60,6 +60,14 @@ if(NOT CARACAL_SANITIZE)
                    ${CARACAL_MPIEXEC} ${CARACAL_MPIEXEC_FLAGS} -n 2 ${_fa_env} $<TARGET_FILE:caracal-stress> 7 60)
   set_tests_properties(fault_alloc_sweep_np2 PROPERTIES TIMEOUT 1500
     ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+  # The same with the node segment (one node: the shm paths of every family, about 400
+  # allocations in all), at 10 points.
+  caracal_launcher_env(_fa_shm_env "$<TARGET_FILE:caracal_fault_alloc>:$<TARGET_FILE:caracal>" CARACAL_COLL=force)
+  add_test(NAME fault_alloc_sweep_shm_np2
+           COMMAND ${PROJECT_SOURCE_DIR}/tests/c/fault_alloc_sweep.sh 60 "3 45 100 160 190 220 280 310 340 390"
+                   ${CARACAL_MPIEXEC} ${CARACAL_MPIEXEC_FLAGS} -n 2 ${_fa_shm_env} $<TARGET_FILE:caracal-stress> 7 60)
+  set_tests_properties(fault_alloc_sweep_shm_np2 PROPERTIES TIMEOUT 900
+    ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
   # With MPI_ERRORS_RETURN a collective whose schedule cannot be allocated returns
   # MPI_ERR_NO_MEM and the program goes on (tests/c/test_fault_nomem.c: every rank fails the
   # same call through fault_alloc_arm; each family's next call must give the exact result).
@@ -68,6 +76,15 @@ if(NOT CARACAL_SANITIZE)
   foreach(np 2 3)
     caracal_mpi_test(NAME fault_nomem_returns_np${np} NP ${np} COMMAND $<TARGET_FILE:test_fault_nomem>
                      ENV CARACAL_COLL=force CARACAL_NODE_SIZE=1 CARACAL_ALLREDUCE=recdbl CARACAL_BCAST=knomial CARACAL_REDUCE=knomial
+                         "LD_PRELOAD=$<TARGET_FILE:caracal_fault_alloc>:$<TARGET_FILE:caracal>")
+  endforeach()
+  # The shm block families (one node, forced onto the segment) with a derived datatype, whose
+  # packing takes private memory: every allocation of a call failing in turn on every rank
+  # returns MPI_ERR_NO_MEM, then the next call is exact (`shm`).
+  foreach(np 2 3)
+    caracal_mpi_test(NAME fault_nomem_shm_np${np} NP ${np} COMMAND $<TARGET_FILE:test_fault_nomem> shm
+                     ENV CARACAL_COLL=force CARACAL_ALLGATHER=shm CARACAL_ALLTOALL=shm CARACAL_ALLTOALLV=shm CARACAL_GATHER=shm
+                         CARACAL_SCATTER=shm CARACAL_REDUCE_SCATTER_BLOCK=shm
                          "LD_PRELOAD=$<TARGET_FILE:caracal_fault_alloc>:$<TARGET_FILE:caracal>")
   endforeach()
 endif()

@@ -14,7 +14,13 @@
  *    (Caracal's run count does not move), and the next call builds it and runs in Caracal;
  *  - a persistent allreduce whose start cannot build its schedule: MPI_Start returns
  *    MPI_ERR_NO_MEM and leaves the request inactive; the next start runs, exact.
- * Prints "nomem: ok". */
+ * Prints "nomem: ok".
+ *
+ * `test_fault_nomem shm` (one node, the block families forced onto the node's segment): the
+ * shm block families with a derived datatype (every block a vector of ints at stride 2, so
+ * that blocks.c packs and unpacks in private memory). For each family, every allocation of a
+ * call in turn (the k-th, k = 1 .. what the call allocates, on every rank) must make it
+ * return MPI_ERR_NO_MEM, and the next call must give the exact result. Prints "nomem shm: ok". */
 #define _GNU_SOURCE /* RTLD_DEFAULT */
 #include <dlfcn.h>
 #include <mpi.h>
@@ -24,6 +30,7 @@
 #endif
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 enum { SMALL = 64, BIG = 1 << 15 }; /* the faulty call is larger than any before: its scratch is new */
 
@@ -61,6 +68,135 @@ static int right(int fam, int me, int n, const int *a, const int *b, int N)
     return 1;
 }
 
+/* ---- shm block families with a derived datatype ---- */
+enum { SHM_FAMS = 6, VN = 300 }; /* VN ints per block: larger than a piece of the small buffers */
+
+typedef struct {
+    short v;
+    int i;
+} si;
+
+static int shm_call(int fam, MPI_Comm c, MPI_Datatype vec, int me, int n, int *a, int *b)
+{
+    int cnt[64], dsp[64];
+    for (int i = 0; i < 2 * VN * n; i++)
+        a[i] = me * 100000 + i, b[i] = -1;
+    for (int r = 0; r < n; r++)
+        cnt[r] = 1, dsp[r] = r; /* in units of the vector's extent */
+    switch (fam) {
+    case 0: return MPI_Allgather(a, 1, vec, b, 1, vec, c);
+    case 1: return MPI_Alltoall(a, 1, vec, b, 1, vec, c);
+    case 2: return MPI_Alltoallv(a, cnt, dsp, vec, b, cnt, dsp, vec, c);
+    case 3: return MPI_Gather(a, 1, vec, b, 1, vec, 0, c);
+    case 4: return MPI_Scatter(a, 1, vec, b, 1, vec, 0, c);
+    default: { /* MPI_SHORT_INT has a gap (6 bytes in 8): packed too; predefined operators take no vectors */
+        si *x = (si *)a, *y = (si *)b;
+        for (int j = 0; j < VN * n; j++)
+            x[j] = (si){(short)((me * 31 + j) % 97), me}, y[j] = (si){-1, -1};
+        return MPI_Reduce_scatter_block(x, y, VN, MPI_SHORT_INT, MPI_MAXLOC, c);
+    }
+    }
+}
+
+/* every element the vector covers in block r (stride 2 within the block of 2 VN ints) */
+static int shm_right(int fam, int me, int n, const int *b)
+{
+    for (int r = 0; r < n; r++) {
+        if ((fam == 3 && me != 0) || (fam >= 4 && r > 0))
+            break;
+        for (int i = 0; i < VN; i++) {
+            int at = r * 2 * VN + 2 * i, want;
+            if (fam == 0 || fam == 3)
+                want = r * 100000 + 2 * i;                       /* r's first block */
+            else if (fam == 1 || fam == 2)
+                want = r * 100000 + me * 2 * VN + 2 * i;         /* r's block for me */
+            else if (fam == 4)
+                want = 0 * 100000 + me * 2 * VN + 2 * i;         /* the root's block for me */
+            else { /* MAXLOC of (r * 31 + j) % 97 over ranks r, element j of block me: the lowest rank wins ties */
+                const si *y = (const si *)b;
+                int j = me * VN + i, best = -1, who = -1;
+                for (int q = 0; q < n; q++)
+                    if ((q * 31 + j) % 97 > best)
+                        best = (q * 31 + j) % 97, who = q;
+                if (y[i].v != best || y[i].i != who)
+                    return 0;
+                continue;
+            }
+            if (b[at] != want)
+                return 0;
+        }
+    }
+    return 1;
+}
+
+static int shm_main(MPI_Comm c, int me, int n, void (*arm)(long))
+{
+    static const char *names[SHM_FAMS] = {"allgather", "alltoall", "alltoallv", "gather", "scatter", "reduce_scatter_block"};
+    long (*seen)(void) = (long (*)(void))dlsym(RTLD_DEFAULT, "fault_alloc_seen");
+    long (*count)(void) = (long (*)(void))dlsym(RTLD_DEFAULT, "caracal_coll_count");
+    if (!seen || !count || n > 64) {
+        fprintf(stderr, "test_fault_nomem: fault_alloc_seen or caracal_coll_count missing, or more than 64 ranks\n");
+        return 1;
+    }
+    MPI_Datatype vec;
+    MPI_Type_vector(VN, 1, 2, MPI_INT, &vec);
+    MPI_Type_commit(&vec);
+    MPI_Datatype blk; /* one block of 2 VN ints apart: the vector resized to that extent */
+    MPI_Type_create_resized(vec, 0, (MPI_Aint)(2 * VN * sizeof(int)), &blk);
+    MPI_Type_commit(&blk);
+    int *a = malloc(sizeof(int) * 2 * VN * n), *b = malloc(sizeof(int) * 2 * VN * n), bad = 0;
+    long tried = 0;
+    for (int fam = 0; fam < SHM_FAMS; fam++) {
+        long c0 = count(), s0;
+        int rc = shm_call(fam, c, blk, me, n, a, b); /* sets up the slots; then one measured call */
+        rc = rc == MPI_SUCCESS ? shm_call(fam, c, blk, me, n, a, b) : rc;
+        if (rc != MPI_SUCCESS || !shm_right(fam, me, n, b) || count() != c0 + 2) {
+            fprintf(stderr, "rank %d: %s (shm, derived type) without a fault: rc %d, %s, %ld in Caracal (2 expected)\n", me,
+                    names[fam], rc, shm_right(fam, me, n, b) ? "exact" : "WRONG", count() - c0);
+            bad = 1;
+            continue;
+        }
+        s0 = seen();
+        shm_call(fam, c, blk, me, n, a, b);
+        long per_call = seen() - s0;
+        MPI_Allreduce(MPI_IN_PLACE, &per_call, 1, MPI_LONG, MPI_MIN, c); /* every rank fails within its call */
+        if (per_call < 1) {
+            fprintf(stderr, "rank %d: %s (shm) allocates nothing: the test tests nothing\n", me, names[fam]);
+            bad = 1;
+        }
+        for (long k = 1; k <= per_call; k++) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            arm(k);
+            rc = shm_call(fam, c, blk, me, n, a, b);
+            arm(0);
+            int cls = -1;
+            if (rc != MPI_SUCCESS)
+                MPI_Error_class(rc, &cls);
+            if (cls != MPI_ERR_NO_MEM) {
+                fprintf(stderr, "rank %d: %s (shm, derived type) with its allocation %ld failing returned %d (class %d)\n", me,
+                        names[fam], k, rc, cls);
+                bad = 1;
+            }
+            MPI_Barrier(MPI_COMM_WORLD);
+            rc = shm_call(fam, c, blk, me, n, a, b);
+            if (rc != MPI_SUCCESS || !shm_right(fam, me, n, b)) {
+                fprintf(stderr, "rank %d: %s (shm) after its allocation %ld failed: rc %d or a wrong result\n", me, names[fam], k, rc);
+                bad = 1;
+            }
+            tried++;
+        }
+    }
+    int anybad = 0;
+    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (me == 0)
+        printf(anybad ? "nomem shm: FAILED\n" : "nomem shm: ok (%ld failing allocations in 6 block families, each MPI_ERR_NO_MEM, then exact)\n", tried);
+    MPI_Type_free(&blk);
+    MPI_Type_free(&vec);
+    free(a);
+    free(b);
+    return anybad;
+}
+
 int main(int argc, char **argv)
 {
     static const char *names[] = {"allreduce", "bcast", "reduce", "allgather", "alltoall", "iallreduce"};
@@ -75,6 +211,13 @@ int main(int argc, char **argv)
     if (!arm) {
         fprintf(stderr, "test_fault_nomem: fault_alloc_arm not found (preload tests/c/fault_alloc.c)\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    if (argc > 1 && !strcmp(argv[1], "shm")) {
+        MPI_Barrier(c); /* builds the hierarchy and its segment */
+        int rc = shm_main(c, me, n, arm);
+        MPI_Comm_free(&c);
+        MPI_Finalize();
+        return rc;
     }
     int *a = malloc(sizeof(int) * BIG * n), *b = malloc(sizeof(int) * BIG * n);
     MPI_Barrier(c); /* builds the hierarchy: the calls below only build schedules */

@@ -104,6 +104,12 @@ void caracal_shm_budget_setup(void)
     int me, fd = -1;
     char name[64] = "";
     PMPI_Comm_rank(node, &me);
+    /* one cap for the node: auto depends on the space free in /dev/shm, which moves */
+    long long cap = atomic_load(&budget_cap);
+    PMPI_Bcast(&cap, 1, MPI_LONG_LONG, 0, node);
+    atomic_store(&budget_cap, cap);
+    caracal_log("init", "shared memory: the node's cap is %lld bytes (CARACAL_SHM_CAP=%s)", cap,
+                caracal_setting_str(CARACAL_SET_SHM_CAP));
     /* do this node's ranks outnumber the cores they may run on (the union of their masks)? */
     cpu_set_t mask;
     unsigned long bits[sizeof(cpu_set_t) / sizeof(unsigned long)];
@@ -150,7 +156,9 @@ void caracal_shm_budget_setup(void)
 }
 
 /* CARACAL_SHM_CAP in bytes. auto: 32 MiB, or half of /dev/shm if that is smaller (a default
- * container has 64 MiB). It scaled with /dev/shm (up to 1 GiB) while every communicator's
+ * container has 64 MiB), or half of what is free there at MPI_Init if that is smaller still:
+ * the MPI library's own files (Open MPI's vader, MPICH's) and other jobs' are there already,
+ * and Caracal's segments are to leave them room (node rank 0's answer is the node's). It scaled with /dev/shm (up to 1 GiB) while every communicator's
  * segment held its 1 MiB slots from creation: IMB-MPI1 splits a new communicator for every
  * benchmark and never frees them, and with 32 MiB the 7th benchmark on got small slots
  * (bench/results/suite-imb-openmpi-2*.md). Slots are now mapped only on a communicator's
@@ -166,9 +174,15 @@ static long long shm_cap(void)
             return cap; /* a refused value falls back to auto */
     }
     struct statvfs fs;
-    long long total = statvfs("/dev/shm", &fs) ? 0 : (long long)fs.f_blocks * (long long)fs.f_frsize;
     long long cap = 32LL << 20;
-    return total > 0 && total / 2 < cap ? total / 2 : cap;
+    if (statvfs("/dev/shm", &fs))
+        return cap;
+    long long total = (long long)fs.f_blocks * (long long)fs.f_frsize, avail = (long long)fs.f_bavail * (long long)fs.f_frsize;
+    if (total > 0 && total / 2 < cap)
+        cap = total / 2;
+    if (avail >= 0 && avail / 2 < cap)
+        cap = avail / 2;
+    return cap;
 }
 
 /* Take `bytes` (whole pages, as /dev/shm stores them) from the node's budget, keeping the
