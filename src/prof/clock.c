@@ -48,7 +48,7 @@ void caracal_prof_times_to_ns(void)
         caracal_stat *s = &caracal_prof.fn[i];
         scale(&s->time, f), scale(&s->tmin, f), scale(&s->tmax, f);
     }
-    for (int i = 0; i < CARACAL_SITE_CAP; i++) {
+    for (int i = 0; caracal_prof.sites && i < CARACAL_SITE_CAP; i++) {
         caracal_stat *s = &caracal_prof.sites[i].st;
         scale(&s->time, f), scale(&s->tmin, f), scale(&s->tmax, f);
     }

@@ -50,15 +50,24 @@ static int used_sites(const caracal_site **out)
 
 /* ---------------- partial piece ---------------- */
 
-static const caracal_site *p_sites[CARACAL_SITE_CAP];
-static caracal_where p_where[CARACAL_SITE_CAP];
-static caracal_msite p_msites[CARACAL_SITE_CAP];
+/* allocated when profiling starts: a fatal signal's handler writes the piece without malloc */
+static const caracal_site **p_sites;
+static caracal_where *p_where;
+static caracal_msite *p_msites;
 static caracal_jw p_writer;
 static caracal_rank_info p_info;
 
+int caracal_prof_piece_alloc(void)
+{
+    p_sites = calloc(CARACAL_SITE_CAP, sizeof *p_sites);
+    p_where = calloc(CARACAL_SITE_CAP, sizeof *p_where);
+    p_msites = calloc(CARACAL_SITE_CAP, sizeof *p_msites);
+    return p_sites && p_where && p_msites ? 0 : -1;
+}
+
 void caracal_prof_write_piece(int in_signal)
 {
-    if (piece_written || !caracal_prof.nranks || !caracal_prof_path)
+    if (piece_written || !caracal_prof.nranks || !caracal_prof_path || !p_msites)
         return;
     piece_written = 1;
     caracal_prof_on = 0;

@@ -168,7 +168,7 @@ typedef struct {
     int nranks, rank;
     uint64_t t_start, t_end, t_mpi;
     caracal_stat fn[CARACAL_FN_COUNT];
-    caracal_site sites[CARACAL_SITE_CAP];
+    caracal_site *sites;             /* CARACAL_SITE_CAP entries, allocated when profiling starts */
     uint64_t site_overflow;
     uint64_t *msgs, *bytes;          /* traffic row of this rank, nranks entries each */
     caracal_coll coll[CARACAL_COLL_CAP];

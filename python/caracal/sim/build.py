@@ -24,7 +24,7 @@ from ..errors import UsageError
 
 SOURCE_DIRS = ("core", "prof", "map", "coll", "coll/*", "ml", "sbgp", "bcol/p2p", "bcol/shm")
 # thread-locals of every rank's copy: dynamic TLS, not glibc's small static block (see above)
-CFLAGS = ["-O2", "-g", '-Dtls_model(m)=tls_model("global-dynamic")']
+CFLAGS = ["-O2", "-g", "-D__thread=", "-Dtls_model(m)=unused"]
 LIBS = ["-lhwloc", "-ldl", "-lm"]
 
 
