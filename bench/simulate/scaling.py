@@ -106,10 +106,36 @@ def report(args):
                   [f"{best:.1f}" if best else "-", f"{best / car:.2f}x" if best and car else "-"]
             lines.append("| " + " | ".join(row) + " |")
         lines += ["", "host: " + "; ".join(_host(v, r) for v, r in sel.items()), ""]
+    lines += goals(runs, cases)
     out = Path(args.json).with_suffix(".md")
     out.write_text("\n".join(lines) + "\n")
     plot(doc, cases, Path(args.json).with_suffix(".png"))
     print(out)
+
+
+def goals(runs, cases):
+    """The issue's goal per rank count: round-robin at least 1.5x the best flat in every case,
+    block never slower (>= 1x); only the selectors measured at that size count as flat."""
+    out = ["## Goals", "", "| ranks | mapping | flat selectors measured | cases | min speedup | "
+           "cases below goal |", "|---:|---|---|---:|---:|---|"]
+    for ranks in sorted({r["ranks"] for r in runs}):
+        for mapping, goal in (("roundrobin", 1.5), ("block", 1.0)):
+            sel = {r["variant"]: r for r in runs if r["ranks"] == ranks and r["mapping"] == mapping}
+            if "caracal" not in sel:
+                continue
+            flats = [v for v in SELECTORS if v in sel]
+            sp = {}
+            for c in cases:
+                car = sel["caracal"]["us"].get(c)
+                best = [sel[v]["us"][c] for v in flats if c in sel[v]["us"]]
+                if car and best:
+                    sp[c] = min(best) / car
+            if not sp:
+                continue
+            below = [f"{c} {x:.2f}x" for c, x in sp.items() if x < goal]
+            out.append(f"| {ranks} | {mapping} (goal {goal}x) | {', '.join(flats) or '-'} | {len(sp)} | "
+                       f"{min(sp.values()):.2f}x | {'; '.join(below) or 'none'} |")
+    return out + [""]
 
 
 def _host(variant, r):
