@@ -87,7 +87,11 @@ def report(args):
              "bench/simulate/coll_time.c; simulated microseconds per call (slowest rank). "
              "best flat = the fastest of SMPI's selectors ompi, mpich, mvapich2, impi; "
              "speedup = best flat / Caracal (> 1: Caracal faster). Caracal: "
-             + ", ".join(f"{k}={v}" for k, v in doc["caracal_env"].items()) + ".", ""]
+             + ", ".join(f"{k}={v}" for k, v in doc["caracal_env"].items()) + ".",
+             "", "Host cost: wall seconds (at idle priority on a shared 2-core machine, load as given: "
+             "mostly waiting), CPU seconds where recorded, and memory: Pss where recorded (what the "
+             "run really takes), else the RSS, which counts SMPI's shared 4 MiB buffers once per rank "
+             "(docs/simulate.md, \"Host memory\"). Runs before session 12 used dlopen privatization.", ""]
     keys = sorted({(r["ranks"], r["mapping"]) for r in runs})
     for ranks, mapping in keys:
         sel = {r["variant"]: r for r in runs if r["ranks"] == ranks and r["mapping"] == mapping}
