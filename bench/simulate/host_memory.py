@@ -73,6 +73,22 @@ def report(args):
             lines.append(f"| {ranks} | {priv} | {c['pss_mb']:.0f} | {n['pss_mb']:.0f} | "
                          f"{c['pss_mb'] * 1024 / ranks:.0f} KB | {(c['pss_mb'] - n['pss_mb']) * 1024 / ranks:.0f} KB | "
                          f"{c['cpu_s']:.1f} / {n['cpu_s']:.1f} | {c['load']} |")
+    lines += ["", "## Why 16,384 ranks do not fit 8 GiB (computed from the code, not measured)", "",
+              "Every rank's hierarchy of a communicator of n ranks (sbgp/hier.c) takes, before its first "
+              "communication, all the arrays the build may need (so that a rank short of memory can say "
+              "so in one agreement, issue 14): keys 16n, key 8n, world/part/gsize/order 4n each, three "
+              "n-int arrays for each of up to 4 levels and for the flat level: 100 bytes x n, held across "
+              "the build's blocking calls, so under SMPI every rank holds them at once; 36 bytes x n stay "
+              "(group, lrank, rep of node, top and flat). The simulation's peak is then about "
+              "100 n^2 bytes on top of the per-rank cost above:", "",
+              "| ranks | hierarchy build, all ranks (100 n^2 B) | kept (36 n^2 B) | per-rank cost x n (0.38 MB, mmap) |",
+              "|---:|---:|---:|---:|"]
+    for n in (1024, 4096, 8192, 16384):
+        lines.append(f"| {n} | {100 * n * n / 2**30:.2f} GiB | {36 * n * n / 2**30:.2f} GiB | {0.38 * n / 1024:.2f} GiB |")
+    lines += ["", "So about 7,000 ranks fit 8 GiB; 16,384 need about 31 GiB at the build's peak. Fitting "
+              "them needs the build's n-sized arrays taken after the allgather and freed before the next "
+              "blocking call, and levels that keep only this rank's own groups (or, under SMPI, one "
+              "copy shared by the ranks: every rank computes the same arrays)."]
     out = Path(args.json).with_suffix(".md")
     out.write_text("\n".join(lines) + "\n")
     print(out)
