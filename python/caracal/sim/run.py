@@ -11,9 +11,9 @@ SMPI options (docs/simulate.md "Running"):
   smpi/privatization:mmap       every rank's globals are its own copy of the program's data
                                  segment, switched in at each context switch; the code is
                                  loaded once. smpirun's default (dlopen) loads a copy of the
-                                 whole program per rank: 0.7 MB per rank with Caracal against
-                                 0.16 MB (docs/simulate.md, "Host memory"). Caracal builds
-                                 without thread-locals for it (build.py)
+                                 whole program per rank: Caracal adds 0.66 MB per rank there,
+                                 0.19 MB here, for about 1.8x the host CPU (docs/simulate.md,
+                                 "Host memory"). Caracal builds without thread-locals for it
   smpi/lat-factor, bw-factor     on the wan platform 1 everywhere: SMPI 3.32 applies its
                                  calibration factors to every link, which would multiply the
                                  wide-area round trips
