@@ -7,7 +7,8 @@
  * smpi/simulate-computation:no, so a few iterations measure it. The time of a call is the
  * slowest rank's (max over ranks of the mean per call). Buffers come from SMPI_SHARED_MALLOC
  * where SMPI provides it: one physical copy for every rank (the contents do not matter for
- * timing), or 16,384 ranks would need 128 GB for the 4 MiB cases. */
+ * timing), or 16,384 ranks would need 128 GB for the 4 MiB cases. COLL_TIME_MAX_BYTES=N leaves
+ * out the cases above N bytes. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,9 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int iters = argc > 1 ? atoi(argv[1]) : 2;
     const char *only = getenv("COLL_TIME_ONLY"); /* e.g. "barrier,bcast" */
+    /* e.g. 4096: leave out the 4 MiB cases, whose host time dominates the largest runs */
+    const char *max_env = getenv("COLL_TIME_MAX_BYTES");
+    long max_bytes = max_env ? atol(max_env) : 0;
     const long sizes[] = {8, 4096, 4L << 20};
     char *a = BUF_ALLOC(sizes[2]), *b = BUF_ALLOC(sizes[2]);
     memset(a, 1, (size_t)sizes[2]);
@@ -51,6 +55,8 @@ int main(int argc, char **argv)
         report("barrier", 0, MPI_Wtime() - t0, iters);
     }
     for (int s = 0; s < 3; s++) {
+        if (max_bytes > 0 && sizes[s] > max_bytes)
+            break;
         int n = (int)(sizes[s] / sizeof(double));
         if (!only || strstr(only, "bcast")) {
             MPI_Bcast(a, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);

@@ -28,9 +28,11 @@ CARACAL_ENV = {"CARACAL_BARRIER": "hier", "CARACAL_BCAST": "knomial",
 LINE = re.compile(r"coll_time: (\w+) (\d+) ranks=(\d+) us=([0-9.]+) min=([0-9.]+)")
 
 
-def one_run(ranks, mapping, variant, ppn, iters):
+def one_run(ranks, mapping, variant, ppn, iters, cfg=(), max_bytes=0):
     cmd = [sys.executable, "-m", "caracal", "simulate", "--platform", "cluster", "--ranks", str(ranks),
            "--ppn", str(ppn), "--mapping", mapping, "--cfg", "smpi/auto-shared-malloc-thresh:65536"]
+    for c in cfg:
+        cmd += ["--cfg", c]
     if variant == "caracal":
         for k, v in CARACAL_ENV.items():
             cmd += ["--env", f"{k}={v}"]
@@ -38,6 +40,8 @@ def one_run(ranks, mapping, variant, ppn, iters):
         cmd += ["--no-caracal", "--selector", variant]
     cmd += ["--", str(HERE / "coll_time.c"), str(iters)]
     env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    if max_bytes:
+        env["COLL_TIME_MAX_BYTES"] = str(max_bytes)
     p = subprocess.run(cmd, capture_output=True, text=True, env=env)
     try:
         summary = json.loads(p.stdout.strip().splitlines()[-1])
@@ -45,7 +49,9 @@ def one_run(ranks, mapping, variant, ppn, iters):
         raise SystemExit(f"scaling: {ranks} {mapping} {variant}: no summary:\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
     times = {f"{m[1]} {m[2]}": float(m[4]) for m in LINE.finditer(p.stdout)}
     r = {"ranks": ranks, "mapping": mapping, "variant": variant, "us": times,
-         "wall_s": summary["wall_s"], "peak_rss_mb": round(summary["peak_rss_bytes"] / 2**20),
+         "wall_s": summary["wall_s"], "cpu_s": summary.get("cpu_s"),
+         "peak_rss_mb": round(summary["peak_rss_bytes"] / 2**20),
+         "peak_pss_mb": round(summary.get("peak_pss_bytes", 0) / 2**20), "cfg": list(cfg),
          "load": round(summary["load"], 1), "simulated_s": summary["simulated_s"]}
     if summary["exit"] != 0:  # SMPI's own algorithm aborted: keep the cases it finished
         errs = [ln for ln in p.stdout.splitlines() if "CRITICAL" in ln]
@@ -60,11 +66,12 @@ def measure(args):
         "caracal_env": CARACAL_ENV, "runs": []}
     done = {(r["ranks"], r["mapping"], r["variant"]) for r in doc["runs"]}
     for ranks in [int(x) for x in args.ranks.split(",")]:
-        for mapping in ("roundrobin", "block"):
-            for variant in ("caracal",) + SELECTORS:
+        for mapping in args.mappings.split(","):
+            for variant in args.variants.split(","):
                 if (ranks, mapping, variant) in done:
                     continue
-                r = one_run(ranks, mapping, variant, args.ppn, args.iters)
+                r = one_run(ranks, mapping, variant, args.ppn, args.iters, args.cfg,
+                            args.max_bytes if ranks > args.max_bytes_above else 0)
                 print(json.dumps(r), flush=True)
                 doc["runs"].append(r)
                 path.write_text(json.dumps(doc, indent=None, separators=(",", ":")) + "\n")
@@ -80,7 +87,11 @@ def report(args):
              "bench/simulate/coll_time.c; simulated microseconds per call (slowest rank). "
              "best flat = the fastest of SMPI's selectors ompi, mpich, mvapich2, impi; "
              "speedup = best flat / Caracal (> 1: Caracal faster). Caracal: "
-             + ", ".join(f"{k}={v}" for k, v in doc["caracal_env"].items()) + ".", ""]
+             + ", ".join(f"{k}={v}" for k, v in doc["caracal_env"].items()) + ".",
+             "", "Host cost: wall seconds (at idle priority on a shared 2-core machine, load as given: "
+             "mostly waiting), CPU seconds where recorded, and memory: Pss where recorded (what the "
+             "run really takes), else the RSS, which counts SMPI's shared 4 MiB buffers once per rank "
+             "(docs/simulate.md, \"Host memory\"). Runs before session 12 used dlopen privatization.", ""]
     keys = sorted({(r["ranks"], r["mapping"]) for r in runs})
     for ranks, mapping in keys:
         sel = {r["variant"]: r for r in runs if r["ranks"] == ranks and r["mapping"] == mapping}
@@ -98,12 +109,46 @@ def report(args):
                   [f"{f:.1f}" if f is not None else "-" for f in flats] + \
                   [f"{best:.1f}" if best else "-", f"{best / car:.2f}x" if best and car else "-"]
             lines.append("| " + " | ".join(row) + " |")
-        lines += ["", "host: " + "; ".join(f"{v} {r['wall_s']:.0f} s wall, {r['peak_rss_mb']} MB peak, load {r['load']}"
-                                            for v, r in sel.items()), ""]
+        lines += ["", "host: " + "; ".join(_host(v, r) for v, r in sel.items()), ""]
+    lines += goals(runs, cases)
     out = Path(args.json).with_suffix(".md")
     out.write_text("\n".join(lines) + "\n")
     plot(doc, cases, Path(args.json).with_suffix(".png"))
     print(out)
+
+
+def goals(runs, cases):
+    """The issue's goal per rank count: round-robin at least 1.5x the best flat in every case,
+    block never slower (>= 1x); only the selectors measured at that size count as flat."""
+    out = ["## Goals", "", "| ranks | mapping | flat selectors measured | cases | min speedup | "
+           "cases below goal |", "|---:|---|---|---:|---:|---|"]
+    for ranks in sorted({r["ranks"] for r in runs}):
+        for mapping, goal in (("roundrobin", 1.5), ("block", 1.0)):
+            sel = {r["variant"]: r for r in runs if r["ranks"] == ranks and r["mapping"] == mapping}
+            if "caracal" not in sel:
+                continue
+            flats = [v for v in SELECTORS if v in sel]
+            sp = {}
+            for c in cases:
+                car = sel["caracal"]["us"].get(c)
+                best = [sel[v]["us"][c] for v in flats if c in sel[v]["us"]]
+                if car and best:
+                    sp[c] = min(best) / car
+            if not sp:
+                continue
+            below = [f"{c} {x:.2f}x" for c, x in sp.items() if x < goal]
+            out.append(f"| {ranks} | {mapping} (goal {goal}x) | {', '.join(flats) or '-'} | {len(sp)} | "
+                       f"{min(sp.values()):.2f}x | {'; '.join(below) or 'none'} |")
+    return out + [""]
+
+
+def _host(variant, r):
+    """What a run cost the host: wall and CPU seconds, peak Pss (the memory really taken;
+    older runs have only the RSS, which counts SMPI's shared buffers once per rank)."""
+    cpu = f", {r['cpu_s']:.0f} s CPU" if r.get("cpu_s") is not None else ""
+    mem = f"{r['peak_pss_mb']} MB Pss" if r.get("peak_pss_mb") else f"{r['peak_rss_mb']} MB RSS"
+    priv = " (mmap privatization)" if "smpi/privatization:mmap" in r.get("cfg", []) else ""
+    return f"{variant} {r['wall_s']:.0f} s wall{cpu}, {mem}{priv}, load {r['load']}"
 
 
 def plot(doc, cases, out):
@@ -137,6 +182,12 @@ def main():
     ap.add_argument("--ppn", type=int, default=32)
     ap.add_argument("--iters", type=int, default=2)
     ap.add_argument("--json", default=str(ROOT / "bench" / "results" / "simulate-scaling.json"))
+    ap.add_argument("--mappings", default="roundrobin,block")
+    ap.add_argument("--variants", default=",".join(("caracal",) + SELECTORS))
+    ap.add_argument("--cfg", action="append", default=[], help="another SMPI option, e.g. smpi/privatization:mmap")
+    ap.add_argument("--max-bytes", type=int, default=4096,
+                    help="above --max-bytes-above ranks, leave out larger cases (host time)")
+    ap.add_argument("--max-bytes-above", type=int, default=1024)
     ap.add_argument("--report", action="store_true")
     args = ap.parse_args()
     report(args) if args.report else measure(args)

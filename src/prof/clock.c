@@ -44,11 +44,11 @@ void caracal_prof_times_to_ns(void)
     uint64_t ticks = caracal_now() - tsc0, ns = caracal_mono_ns() - ns0;
     double f = ticks ? (double)ns / (double)ticks : 1.0;
     caracal_use_tsc = 0; /* from here on, caracal_now() is nanoseconds */
-    for (int i = 0; i < CARACAL_FN_COUNT; i++) {
+    for (int i = 0; caracal_prof.fn && i < CARACAL_FN_COUNT; i++) {
         caracal_stat *s = &caracal_prof.fn[i];
         scale(&s->time, f), scale(&s->tmin, f), scale(&s->tmax, f);
     }
-    for (int i = 0; i < CARACAL_SITE_CAP; i++) {
+    for (int i = 0; caracal_prof.sites && i < CARACAL_SITE_CAP; i++) {
         caracal_stat *s = &caracal_prof.sites[i].st;
         scale(&s->time, f), scale(&s->tmin, f), scale(&s->tmax, f);
     }

@@ -60,6 +60,8 @@ void caracal_resolve(const caracal_site *const *sites, int n, caracal_where *out
 /* output.c */
 void caracal_prof_gather_and_write(void);
 void caracal_prof_write_piece(int in_signal);
+/** The partial piece's tables, taken when profiling starts (0, or -1: out of memory). */
+int caracal_prof_piece_alloc(void);
 int caracal_msite_cmp_time(const void *a, const void *b);
 
 #endif

@@ -50,15 +50,26 @@ static int used_sites(const caracal_site **out)
 
 /* ---------------- partial piece ---------------- */
 
-static const caracal_site *p_sites[CARACAL_SITE_CAP];
-static caracal_where p_where[CARACAL_SITE_CAP];
-static caracal_msite p_msites[CARACAL_SITE_CAP];
-static caracal_jw p_writer;
+/* allocated when profiling starts: a fatal signal's handler writes the piece without malloc */
+static const caracal_site **p_sites;
+static caracal_where *p_where;
+static caracal_msite *p_msites;
+static caracal_jw *p_writer, *writer;
 static caracal_rank_info p_info;
+
+int caracal_prof_piece_alloc(void)
+{
+    p_sites = calloc(CARACAL_SITE_CAP, sizeof *p_sites);
+    p_where = calloc(CARACAL_SITE_CAP, sizeof *p_where);
+    p_msites = calloc(CARACAL_SITE_CAP, sizeof *p_msites);
+    p_writer = calloc(1, sizeof *p_writer);
+    writer = calloc(1, sizeof *writer);
+    return p_sites && p_where && p_msites && p_writer && writer ? 0 : -1;
+}
 
 void caracal_prof_write_piece(int in_signal)
 {
-    if (piece_written || !caracal_prof.nranks || !caracal_prof_path)
+    if (piece_written || !caracal_prof.nranks || !caracal_prof_path || !p_msites)
         return;
     piece_written = 1;
     caracal_prof_on = 0;
@@ -80,7 +91,7 @@ void caracal_prof_write_piece(int in_signal)
     };
     char path[4200];
     snprintf(path, sizeof path, "%s.rank%d.json", caracal_prof_path, caracal_prof.rank);
-    if (write_doc(path, &d, &p_writer) && !in_signal)
+    if (write_doc(path, &d, p_writer) && !in_signal)
         caracal_warn("profiler: cannot write %s", path);
 }
 
@@ -381,8 +392,7 @@ void caracal_prof_gather_and_write(void)
             .fn = fn, .sites = m, .nsites = nm, .msgs = msgs, .bytes = bytes,
             .coll = cc, .ncoll = nc, .roots = rr, .nroots = nr,
         };
-        static caracal_jw writer;
-        if (!fn || !m || !cc || !rr || write_doc(caracal_prof_path, &d, &writer))
+        if (!fn || !m || !cc || !rr || write_doc(caracal_prof_path, &d, writer))
             caracal_warn("profiler: cannot write the profile %s", caracal_prof_path);
         else
             summary(&d, m, nm, caracal_prof_path);

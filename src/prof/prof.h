@@ -167,12 +167,12 @@ void caracal_req_completed(MPI_Request req, const MPI_Status *st);
 typedef struct {
     int nranks, rank;
     uint64_t t_start, t_end, t_mpi;
-    caracal_stat fn[CARACAL_FN_COUNT];
-    caracal_site sites[CARACAL_SITE_CAP];
+    caracal_stat *fn;                /* CARACAL_FN_COUNT entries; this and the other tables */
+    caracal_site *sites;             /* CARACAL_SITE_CAP entries; are allocated when profiling starts */
     uint64_t site_overflow;
     uint64_t *msgs, *bytes;          /* traffic row of this rank, nranks entries each */
-    caracal_coll coll[CARACAL_COLL_CAP];
-    caracal_root roots[CARACAL_ROOT_CAP];
+    caracal_coll *coll;              /* CARACAL_COLL_CAP entries */
+    caracal_root *roots;             /* CARACAL_ROOT_CAP entries */
     caracal_csize csizes[CARACAL_CSIZE_CAP];
 } caracal_prof_state;
 extern caracal_prof_state caracal_prof;

@@ -89,7 +89,14 @@ static void after_init(void)
     PMPI_Comm_size(MPI_COMM_WORLD, &caracal_prof.nranks);
     caracal_prof.msgs = calloc((size_t)caracal_prof.nranks, sizeof(uint64_t));
     caracal_prof.bytes = calloc((size_t)caracal_prof.nranks, sizeof(uint64_t));
-    if (!caracal_prof.msgs || !caracal_prof.bytes) {
+    /* the tables (8 MB) are taken only by a profiled run: as zeroed globals they would be
+     * copied into every simulated rank under SMPI's privatization (docs/simulate.md) */
+    caracal_prof.sites = calloc(CARACAL_SITE_CAP, sizeof *caracal_prof.sites);
+    caracal_prof.fn = calloc(CARACAL_FN_COUNT, sizeof *caracal_prof.fn);
+    caracal_prof.coll = calloc(CARACAL_COLL_CAP, sizeof *caracal_prof.coll);
+    caracal_prof.roots = calloc(CARACAL_ROOT_CAP, sizeof *caracal_prof.roots);
+    if (!caracal_prof.msgs || !caracal_prof.bytes || !caracal_prof.sites || !caracal_prof.fn || !caracal_prof.coll ||
+        !caracal_prof.roots || caracal_prof_piece_alloc()) {
         caracal_warn("profiler: out of memory; profiling is off");
         return;
     }

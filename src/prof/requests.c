@@ -3,6 +3,7 @@
  * at each MPI_Start). Keys are the C request handles. */
 #include "prof.h"
 #include "log.h"
+#include <stdlib.h>
 
 #define REQ_CAP 65536
 typedef struct {
@@ -12,14 +13,24 @@ typedef struct {
     uint64_t bytes;
 } entry;
 
-static entry recvs[REQ_CAP], persist[REQ_CAP];
+/* 2.5 MB each, allocated at the first request tracked: a zeroed global table would be copied
+ * into every simulated rank under SMPI's privatization (docs/simulate.md, "Host memory") */
+static entry *recvs, *persist;
 int caracal_req_ntracked;
 static int npersist, warned;
 
 static unsigned slot_of(uint64_t k) { return (unsigned)((k * 0x9E3779B97F4A7C15ull) >> 40) & (REQ_CAP - 1); }
 
-static entry *find(entry *t, uint64_t key, int create)
+static entry *find(entry **table, uint64_t key, int create)
 {
+    if (!*table) {
+        if (!create || !(*table = calloc(REQ_CAP, sizeof **table))) {
+            if (create && !warned++)
+                caracal_warn("profiler: out of memory for the request table; some receive bytes are not counted");
+            return NULL;
+        }
+    }
+    entry *t = *table;
     unsigned j = slot_of(key);
     for (int i = 0; i < REQ_CAP; i++, j = (j + 1) & (REQ_CAP - 1)) {
         if (t[j].used && t[j].key == key)
@@ -55,8 +66,8 @@ static void caracal_req_track_recv_unlocked(MPI_Request req, int fn, int site)
 {
     if (req == MPI_REQUEST_NULL)
         return;
-    entry *e = find(recvs, CARACAL_KEY(req), 0);
-    if (!e && (e = find(recvs, CARACAL_KEY(req), 1)))
+    entry *e = find(&recvs, CARACAL_KEY(req), 0);
+    if (!e && (e = find(&recvs, CARACAL_KEY(req), 1)))
         CARACAL_POKE(caracal_req_ntracked, caracal_req_ntracked + 1); /* (read unlocked: waits.c) */
     if (e) {
         e->fn = fn;
@@ -66,7 +77,7 @@ static void caracal_req_track_recv_unlocked(MPI_Request req, int fn, int site)
 
 static void caracal_req_completed_unlocked(MPI_Request req, const MPI_Status *st)
 {
-    entry *e = find(recvs, CARACAL_KEY(req), 0);
+    entry *e = find(&recvs, CARACAL_KEY(req), 0);
     if (!e)
         return;
     caracal_call tmp = {0};
@@ -82,7 +93,7 @@ static void caracal_req_persistent_unlocked(MPI_Request req, int is_send, MPI_Co
 {
     if (req == MPI_REQUEST_NULL)
         return;
-    entry *e = find(persist, CARACAL_KEY(req), 1);
+    entry *e = find(&persist, CARACAL_KEY(req), 1);
     if (!e)
         return;
     npersist++;
@@ -99,7 +110,7 @@ static void caracal_req_persistent_unlocked(MPI_Request req, int is_send, MPI_Co
 
 static void caracal_req_start_unlocked(caracal_call *c, MPI_Request req)
 {
-    entry *e = npersist ? find(persist, CARACAL_KEY(req), 0) : NULL;
+    entry *e = npersist ? find(&persist, CARACAL_KEY(req), 0) : NULL;
     if (!e)
         return;
     if (!e->is_send) {
@@ -119,13 +130,13 @@ static void caracal_req_start_unlocked(caracal_call *c, MPI_Request req)
 static void caracal_req_forget_unlocked(MPI_Request req)
 {
     uint64_t k = CARACAL_KEY(req);
-    entry *e = find(recvs, k, 0);
+    entry *e = find(&recvs, k, 0);
     if (e) {
         erase(recvs, e);
         if (caracal_req_ntracked > 0)
             CARACAL_POKE(caracal_req_ntracked, caracal_req_ntracked - 1);
     }
-    if (npersist && (e = find(persist, k, 0))) {
+    if (npersist && (e = find(&persist, k, 0))) {
         erase(persist, e);
         npersist--;
     }

@@ -28,7 +28,8 @@ Examples:
   caracal simulate --platform wan --ranks 256 --ppn 1 --env CARACAL_COLL=0 -- examples/halo.c
 
 The last line of output is a JSON summary: platform, ranks, nodes, ppn, mapping,
-selector, exit, simulated_s, wall_s, peak_rss_bytes; --out DIR also keeps the
+selector, exit, simulated_s, wall_s, cpu_s, peak_rss_bytes, peak_pss_bytes (the
+memory really taken: RSS counts SMPI's shared buffers once per rank); --out DIR also keeps the
 platform, hostfile, program, SMPI's full log and summary.json there.
 """
 
@@ -79,8 +80,8 @@ def run(args):
     summary = {"platform": args.platform, "ranks": args.ranks, "nodes": nodes, "ppn": args.ppn,
                "mapping": args.mapping if args.mapping in ("block", "roundrobin") else str(args.mapping),
                "selector": args.selector, "caracal": lib is not None, "env": env,
-               "exit": res["exit"], "simulated_s": res["simulated_s"], "wall_s": res["wall_s"],
-               "peak_rss_bytes": res["peak_rss_bytes"], "load": os.getloadavg()[0]}
+               "exit": res["exit"], "simulated_s": res["simulated_s"], "wall_s": res["wall_s"], "cpu_s": res["cpu_s"],
+               "peak_rss_bytes": res["peak_rss_bytes"], "peak_pss_bytes": res["peak_pss_bytes"], "load": os.getloadavg()[0]}
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     print(json.dumps(summary))
     return res["exit"]

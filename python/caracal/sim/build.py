@@ -6,9 +6,10 @@ copy of every global). So Caracal's sources are compiled with smpicc into a stat
 linked whole (-Wl,--whole-archive: a plain -l archive is not pulled in, nothing refers to it
 before MPI_* resolve to SMPI's weak ones) into the program: its strong MPI_* win and every
 rank has its own Caracal state. LD_PRELOAD would need -no-privatize, one Caracal shared by
-all ranks. Caracal's initial-exec thread-locals would not fit glibc's static TLS block once
-per copy, so they are built global-dynamic. The archive is cached by the hash of the sources
-and of smpicc's version.
+all ranks. Caracal's thread-locals are built as plain globals (-D__thread=): every simulated
+rank runs on the one host thread, so a thread-local would be shared by all ranks, while
+globals are privatized per rank (run.py: smpi/privatization:mmap). The archive is cached by
+the hash of the sources and of smpicc's version.
 """
 import hashlib
 import os
@@ -23,8 +24,8 @@ from .. import mpilibs
 from ..errors import UsageError
 
 SOURCE_DIRS = ("core", "prof", "map", "coll", "coll/*", "ml", "sbgp", "bcol/p2p", "bcol/shm")
-# thread-locals of every rank's copy: dynamic TLS, not glibc's small static block (see above)
-CFLAGS = ["-O2", "-g", '-Dtls_model(m)=tls_model("global-dynamic")']
+# thread-locals become per-rank globals (see above); their tls_model attributes vanish
+CFLAGS = ["-O2", "-g", "-D__thread=", "-Dtls_model(m)=unused"]
 LIBS = ["-lhwloc", "-ldl", "-lm"]
 
 
@@ -131,7 +132,10 @@ def program(source: Path, lib: Path, out: Path, extra: List[str] = ()) -> Path:
     if source.suffix != ".c":
         raise UsageError(f"{source}: caracal simulate builds C programs (PROGRAM.c)")
     include = source_root().parent / "include"
-    _run([smpicc(), *CFLAGS[:2], "-I", str(include), *extra, str(source), "-Wl,--whole-archive", str(lib),
+    # -Bsymbolic: the program's calls to MPI_* bind to Caracal's, inside the program. smpirun
+    # loads the program once (mmap privatization) after libsimgrid, whose MPI_* would
+    # otherwise come first in the global scope; dlopen privatization binds locally by itself
+    _run([smpicc(), *CFLAGS[:2], "-I", str(include), *extra, "-Wl,-Bsymbolic", str(source), "-Wl,--whole-archive", str(lib),
           "-Wl,--no-whole-archive", *LIBS, "-o", str(out)], f"building {source.name}")
     return out
 

@@ -8,6 +8,12 @@ SMPI options (docs/simulate.md "Running"):
                                  waits block in MPI_Waitany instead (core/under_smpi.h)
   smpi/display-timing:yes        SMPI reports the simulated time of the whole run
   smpi/coll-selector:NAME        SMPI's own algorithms for what Caracal leaves native
+  smpi/privatization:mmap       every rank's globals are its own copy of the program's data
+                                 segment, switched in at each context switch; the code is
+                                 loaded once. smpirun's default (dlopen) loads a copy of the
+                                 whole program per rank: Caracal adds 0.66 MB per rank there,
+                                 0.19 MB here, for about 1.8x the host CPU (docs/simulate.md,
+                                 "Host memory"). Caracal builds without thread-locals for it
   smpi/lat-factor, bw-factor     on the wan platform 1 everywhere: SMPI 3.32 applies its
                                  calibration factors to every link, which would multiply the
                                  wide-area round trips
@@ -15,6 +21,7 @@ SMPI options (docs/simulate.md "Running"):
 import os
 import re
 import subprocess
+import threading
 import time
 from pathlib import Path
 from typing import Dict, List
@@ -27,7 +34,7 @@ SIM_TIME = re.compile(r"Simulated time: ([0-9.eE+-]+) seconds")
 def smpirun_command(program: Path, args: List[str], ranks: int, platform: Path, hostfile: Path,
                     kind: str, selector: str = "mpich", extra_cfg: List[str] = ()) -> List[str]:
     cfg = ["smpi/simulate-computation:no", "smpi/test:0", "smpi/iprobe:0", "smpi/display-timing:yes",
-           f"smpi/coll-selector:{selector}"]
+           f"smpi/coll-selector:{selector}", "smpi/privatization:mmap"]
     if kind == "wan":
         cfg += ["smpi/lat-factor:0:1", "smpi/bw-factor:0:1"]
     cfg += list(extra_cfg)
@@ -35,15 +42,67 @@ def smpirun_command(program: Path, args: List[str], ranks: int, platform: Path, 
             *[f"--cfg={c}" for c in cfg], str(program), *args]
 
 
+class PssSampler:
+    """The peak proportional set size (Pss) of the simulation process, sampled from
+    /proc/PID/smaps_rollup of smpirun's smpimain child.
+
+    The resident set (ru_maxrss) over-counts SMPI badly: SMPI_SHARED_MALLOC and
+    smpi/auto-shared-malloc-thresh map ONE physical block into every rank's address space,
+    and the kernel counts a shared page once per mapping, so 16,384 ranks each mapping two
+    4 MiB buffers "use" 128 GiB of RSS on a machine with 23. Pss divides each shared page by
+    the mappings sharing it: the memory the simulation really takes from the machine."""
+
+    def __init__(self, root_pid: int, period: float = 1.0):
+        self.root, self.period, self.peak = root_pid, period, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _pids(self):
+        pids, todo = [], [self.root]
+        while todo:  # smpirun is a shell script: the simulation is a descendant
+            p = todo.pop()
+            pids.append(p)
+            try:
+                with open(f"/proc/{p}/task/{p}/children") as f:
+                    todo += [int(c) for c in f.read().split()]
+            except OSError:
+                pass
+        return pids
+
+    def _loop(self):
+        wait = 0.1  # short runs too get a sample; then every period (a walk of ~20 maps per rank)
+        while not self._stop.wait(wait):
+            wait = min(self.period, wait * 2)
+            total = 0
+            for p in self._pids():
+                try:
+                    with open(f"/proc/{p}/smaps_rollup") as f:
+                        for line in f:
+                            if line.startswith("Pss:"):
+                                total += int(line.split()[1]) * 1024
+                                break
+                except (OSError, ValueError):
+                    pass
+            self.peak = max(self.peak, total)
+
+    def stop(self) -> int:
+        self._stop.set()
+        self._thread.join()
+        return self.peak
+
+
 def run(cmd: List[str], env: Dict[str, str], cwd: Path, log_path: Path) -> dict:
     """Run smpirun; its output goes to log_path (SMPI's configuration lines) and, without
-    them, to our stdout. Returns exit status, simulated seconds, host wall seconds and the peak
-    resident memory of the simulation process in bytes."""
+    them, to our stdout. Returns exit status, simulated seconds, host wall and CPU seconds
+    (CPU: what the run costs on a machine shared at idle priority), the peak resident memory of the simulation process in bytes (ru_maxrss: counts every rank's
+    mapping of SMPI's shared buffers again) and its sampled peak Pss (what it really takes)."""
     full_env = dict(os.environ, **env)
     t0 = time.monotonic()
     with open(log_path, "w") as log:
         proc = subprocess.Popen(cmd, env=full_env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 text=True, errors="replace")
+        sampler = PssSampler(proc.pid)
         sim = None
         out_lines = []
         for line in proc.stdout:
@@ -55,8 +114,11 @@ def run(cmd: List[str], env: Dict[str, str], cwd: Path, log_path: Path) -> dict:
                 continue
             out_lines.append(line)
             print(line, end="", flush=True)
+        peak_pss = sampler.stop()  # before the wait: the simulation has ended, its /proc is gone
         _, status, usage = os.wait4(proc.pid, 0)
     wall = time.monotonic() - t0
     rc = os.waitstatus_to_exitcode(status)
     return {"exit": rc, "simulated_s": sim, "wall_s": round(wall, 3),
-            "peak_rss_bytes": usage.ru_maxrss * 1024, "output": "".join(out_lines)}
+            "peak_rss_bytes": usage.ru_maxrss * 1024,
+            "peak_pss_bytes": peak_pss,
+            "cpu_s": round(usage.ru_utime + usage.ru_stime, 3), "output": "".join(out_lines)}
