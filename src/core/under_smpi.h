@@ -40,10 +40,14 @@ int caracal_smpi_testall(int n, MPI_Request *reqs, int *flag, MPI_Status *status
  *  SMPI's MPI_Cartdim_get answers, else MPI_UNDEFINED (SMPI's other topologies, graphs, are
  *  not told apart: the rect rule asks only "Cartesian or not"). */
 int caracal_smpi_topo_test(MPI_Comm comm, int *status);
+/** PMPI_Pcontrol that SMPI 3.32 lacks (it aborts): MPI gives Pcontrol no effect of its own
+ *  (it is for profilers, Caracal's among them), so success. */
+static inline int caracal_smpi_pcontrol(int level) { (void)level; return MPI_SUCCESS; }
 #if !defined(CARACAL_SMPI_IMPL) && !defined(CARACAL_SMPI_NO_REDIRECT)
 #define PMPI_Test caracal_smpi_test
 #define PMPI_Testall caracal_smpi_testall
 #define PMPI_Topo_test caracal_smpi_topo_test
+#define PMPI_Pcontrol caracal_smpi_pcontrol
 #endif
 #endif
 
