@@ -36,6 +36,16 @@ CONFIGS = {
     "rect": {"CARACAL_BCAST": "rect"},
     "rect seg16k": {"CARACAL_BCAST": "rect", "CARACAL_SEGMENT_SIZE": "16k"},
 }
+# Open MPI 4.1's coll_tuned bcast algorithms forced one by one (the "best native
+# configuration" is the fastest of these and the default, docs/collectives.md "tune"):
+# 1 linear, 2 chain, 3 pipeline, 4 split binary tree, 5 binary tree, 6 binomial, 7 k-nomial,
+# 8 scatter + recursive-doubling allgather, 9 scatter + ring allgather
+TUNED = {1: "linear", 2: "chain", 3: "pipeline", 4: "split-binary", 5: "binary", 6: "binomial",
+         7: "knomial", 8: "scatter-allgather", 9: "scatter-ring"}
+for _alg, _name in TUNED.items():
+    CONFIGS[f"ompi {_name}"] = {"CARACAL_BCAST": "native", "OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
+                                "OMPI_MCA_coll_tuned_bcast_algorithm": str(_alg)}
+DEFAULT_CONFIGS = ["native", "knomial:2", "rect", "rect seg16k"]
 
 
 def load_doc():
@@ -94,25 +104,28 @@ def run(args):
     def one(cfg):
         r = one_launch(args.mode, args.dims, args.bytes, args.iters, args.warmup, cfg, args.name)
         r["rate_bits"] = rate
+        if args.screen:
+            r["screen"] = True
         doc["runs"].append(r)
         save_doc(doc)
         return statistics.median(r["times"])
 
-    benchlib.interleave(list(CONFIGS), args.repeats, one, seed=int(time.time()))
+    benchlib.interleave(args.configs, args.repeats, one, seed=int(time.time()))
     table(doc)
 
 
 def summarize(doc):
     groups = {}
     for r in doc["runs"]:
-        key = (r["mode"], r["dims"], r["bytes"], r.get("rate_bits"))
+        key = (r["mode"], r["dims"], r["bytes"], r.get("rate_bits"), bool(r.get("screen")))
         groups.setdefault(key, {}).setdefault(r["config"], []).append(r)
     return groups
 
 
 def table(doc):
     rows = []
-    for (mode, dims, nbytes, rate), cfgs in sorted(summarize(doc).items(), key=lambda kv: (kv[0][0], len(kv[0][1]), kv[0][1])):
+    for (mode, dims, nbytes, rate, screen), cfgs in sorted(summarize(doc).items(),
+                                                           key=lambda kv: (kv[0][0], len(kv[0][1]), kv[0][1], kv[0][4])):
         base = {}
         for cfg, runs in cfgs.items():
             times = [t for r in runs for t in r["times"]]
@@ -124,10 +137,15 @@ def table(doc):
                          "link_max": statistics.median([r["link_bytes_max"] for r in runs]) if "link_bytes_max" in runs[0] else None}
         where = (f"emulated torus {dims}, one rank per host, {rate / 1e6:g} Mbit/s per link and direction"
                  if mode == "testbed" else f"one node, {dims} ranks on 2 cores (Open MPI shared memory: no links)")
-        rows.append(f"\n### {where}, {nbytes // 1024} KiB\n")
+        rows.append(f"\n### {where}, {nbytes // 1024} KiB"
+                    + (" (screening: one short launch each, to find the best native algorithm)" if screen else "") + "\n")
+        natives = {c: b["median"] for c, b in base.items() if c == "native" or c.startswith("ompi ")}
+        best = min(natives, key=natives.get)
         rows.append("| algorithm | median ms | IQR ms | launch medians ms | calls (launches) | vs knomial:2 | vs native |"
+                    + (f" vs best native ({best}) |" if len(natives) > 1 else "")
                     + (" busiest link KiB/call |" if mode == "testbed" else "") + " load (1 min) |")
-        rows.append("|---|---|---|---|---|---|---|" + ("---|" if mode == "testbed" else "") + "---|")
+        rows.append("|---|---|---|---|---|---|---|" + ("---|" if len(natives) > 1 else "")
+                    + ("---|" if mode == "testbed" else "") + "---|")
         for cfg in CONFIGS:
             if cfg not in base:
                 continue
@@ -137,6 +155,7 @@ def table(doc):
             rows.append(f"| {cfg} | {b['median'] * 1e3:.1f} | {b['q1'] * 1e3:.1f}-{b['q3'] * 1e3:.1f} | "
                         f"{b['lmin'] * 1e3:.1f}-{b['lmax'] * 1e3:.1f} | {b['calls']} ({b['launches']}) | "
                         f"{b['median'] / kn:.2f} | {b['median'] / nat:.2f} |"
+                        + (f" {b['median'] / natives[best]:.2f} |" if len(natives) > 1 else "")
                         + (f" {b['link_max'] / 1024:.0f} |" if mode == "testbed" else "")
                         + f" {b['load'][0]:.1f}-{b['load'][1]:.1f} |")
     m = doc["machine"]
@@ -158,7 +177,20 @@ def main():
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--name", default="torus")
+    ap.add_argument("--screen", action="store_true",
+                    help="mark these runs as a screening (tabulated apart from the measurement)")
+    ap.add_argument("--configs", default=",".join(DEFAULT_CONFIGS),
+                    help="comma-separated; 'ompi ALG' forces coll_tuned's bcast ALG "
+                         f"({', '.join(TUNED.values())}); 'ompi' alone: all nine")
     args = ap.parse_args()
+    names = []
+    for c in args.configs.split(","):
+        names += [f"ompi {t}" for t in TUNED.values()] if c == "ompi" else [c]
+    bad = [c for c in names if c not in CONFIGS]
+    if bad:
+        print(f"rect_bcast: unknown --configs {', '.join(bad)}", file=sys.stderr)
+        return 2
+    args.configs = names
     if args.mode == "table":
         table(load_doc())
         return 0

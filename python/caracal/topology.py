@@ -138,7 +138,26 @@ def check(doc, name) -> dict:
                 raise UsageError(f"{name}: levels[{i}] ({nm}): group id {k} is unused (ids must be 0..k-1)")
     _check_nesting(name, levels, n)
     _check_matrix(name, doc.get("L"), n)
+    if "torus" in doc:
+        _check_torus(name, doc["torus"], levels)
     return doc
+
+
+def _check_torus(name, to, levels):
+    """The optional "torus": {"dims": [...], "nodes": [...]} joining the `node` groups
+    (docs/topology-format.md), checked as src/map/topology_read.c checks it."""
+    dims = to.get("dims") if isinstance(to, dict) else None
+    if not isinstance(dims, list) or not 1 <= len(dims) <= MAX_LEVELS or not all(_is_int(x) and x >= 1 for x in dims):
+        raise UsageError(f'{name}: "torus" must be an object with "dims": 1 to {MAX_LEVELS} positive extents')
+    node = next((lv for lv in levels if lv.get("name") == "node"), None)
+    if node is None:
+        raise UsageError(f'{name}: "torus" joins the "node" groups, but there is no "node" level')
+    ng = len(set(node["group"]))
+    if math.prod(dims) != ng:
+        raise UsageError(f'{name}: torus.dims hold {math.prod(dims)} nodes, the "node" level has {ng} groups')
+    nodes = to.get("nodes", list(range(ng)))
+    if not isinstance(nodes, list) or sorted(nodes) != list(range(ng)) or not all(_is_int(x) for x in nodes):
+        raise UsageError(f"{name}: torus.nodes must list each of the {ng} node group ids once")
 
 
 def read(path) -> dict:
@@ -188,7 +207,7 @@ def from_static(doc, name) -> dict:
         return out
     if not isinstance(doc, dict) or doc.get("schema") != INPUT_SCHEMA:
         raise UsageError(f'{name}: a static topology must have "schema": "{INPUT_SCHEMA}" (or be a {SCHEMA} document)')
-    unknown = set(doc) - {"schema", "ranks", "hosts", "latency", "L", "comment"}
+    unknown = set(doc) - {"schema", "ranks", "hosts", "latency", "L", "comment", "torus"}
     if unknown:
         raise UsageError(f'{name}: unknown key "{sorted(unknown)[0]}" in a static topology')
     ranks = _static_ranks(doc, name)
@@ -226,6 +245,8 @@ def from_static(doc, name) -> dict:
                     return lv["name"]
             return "world"
         L = [[0.0 if p == q else float(nominal[common(p, q)]) for q in range(n)] for p in range(n)]
+    if "torus" in doc:
+        _check_torus(name, doc["torus"], levels)
     return {
         "schema": SCHEMA,
         "source": "static",
@@ -238,6 +259,7 @@ def from_static(doc, name) -> dict:
         "L": L,
         "measured": [[0] * n for _ in range(n)],
         "bandwidth": {"message_size": 0, "pairs": []},
+        **({"torus": doc["torus"]} if "torus" in doc else {}),
     }
 
 

@@ -175,8 +175,8 @@ int caracal_coll_applies(caracal_coll c, int blocking, MPI_Comm comm, size_t byt
     }
     for (int skip = 0;;) { /* comm rules that cannot run this call pass to the next matching one */
         if (!(skip & CARACAL_SKIP_RECT) && choice->top.rect) {
-            /* comm rule `rect`: only on a periodic Cartesian communicator (the topology is the
-             * same on every rank), and for reduce/allreduce only with a commutative operator */
+            /* comm rule `rect`: only on a declared torus or a periodic Cartesian communicator
+             * (the topology is the same on every rank), and for reduce/allreduce only with a commutative operator */
             const char *why = caracal_rect_unusable(comm, c == CARACAL_REDUCE || c == CARACAL_ALLREDUCE ? op : MPI_OP_NULL);
             if (why) {
                 skip |= CARACAL_SKIP_RECT;
@@ -209,12 +209,13 @@ int caracal_coll_applies(caracal_coll c, int blocking, MPI_Comm comm, size_t byt
     }
     if (log_algo && choice->top.rect) { /* the torus and its trees */
         const char *why;
-        const caracal_torus *t = caracal_rect_torus(comm, &why);
+        const caracal_rect_net *net = caracal_rect_torus(comm, &why);
+        const caracal_torus *t = net ? &net->t : NULL;
         char dims[96] = "";
         for (int k = 0, len = 0; t && k < t->d && len < (int)sizeof dims; k++)
             len += snprintf(dims + len, sizeof dims - len, k ? "x%d" : "%d", t->n[k]);
-        caracal_log("algo", "%s rect bytes=%zu ranks=%d torus=%s trees=%d", caracal_coll_names[c], choice->bytes, size,
-                    dims, t ? caracal_rect_ntrees(t) : 0);
+        caracal_log("algo", "%s rect bytes=%zu ranks=%d torus=%s%s trees=%d", caracal_coll_names[c], choice->bytes, size,
+                    dims, net && net->node_of ? " (declared)" : "", t ? caracal_rect_ntrees(t) : 0);
     } else if (log_algo) { /* the schedule, and the primitive of each level */
         char param[16] = "", levels[160] = "";
         if (choice->top.param)

@@ -35,6 +35,14 @@ int caracal_smpi_test(MPI_Request *req, int *flag, MPI_Status *status)
     return rc;
 }
 
+int caracal_smpi_topo_test(MPI_Comm comm, int *status)
+{
+    int nd = 0;
+    /* on a communicator without a Cartesian topology SMPI warns once and returns an error */
+    *status = PMPI_Cartdim_get(comm, &nd) == MPI_SUCCESS ? MPI_CART : MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+
 /* Request by request: completes those that are done (MPI_Testall would complete none until
  * all are), which the callers allow: they test again and a null request counts as done. */
 int caracal_smpi_testall(int n, MPI_Request *reqs, int *flag, MPI_Status *statuses)

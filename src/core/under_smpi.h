@@ -36,9 +36,18 @@ static inline int caracal_smpi(void) { return CARACAL_MPI_SMPI; }
  *  MPI_STATUS_IGNORE leaves unset (a task testing a finished request would wait forever). */
 int caracal_smpi_test(MPI_Request *req, int *flag, MPI_Status *status);
 int caracal_smpi_testall(int n, MPI_Request *reqs, int *flag, MPI_Status *statuses);
+/** PMPI_Topo_test that SMPI 3.32 lacks (it aborts: "Not yet implemented"): MPI_CART where
+ *  SMPI's MPI_Cartdim_get answers, else MPI_UNDEFINED (SMPI's other topologies, graphs, are
+ *  not told apart: the rect rule asks only "Cartesian or not"). */
+int caracal_smpi_topo_test(MPI_Comm comm, int *status);
+/** PMPI_Pcontrol that SMPI 3.32 lacks (it aborts): MPI gives Pcontrol no effect of its own
+ *  (it is for profilers, Caracal's among them), so success. */
+static inline int caracal_smpi_pcontrol(int level) { (void)level; return MPI_SUCCESS; }
 #if !defined(CARACAL_SMPI_IMPL) && !defined(CARACAL_SMPI_NO_REDIRECT)
 #define PMPI_Test caracal_smpi_test
 #define PMPI_Testall caracal_smpi_testall
+#define PMPI_Topo_test caracal_smpi_topo_test
+#define PMPI_Pcontrol caracal_smpi_pcontrol
 #endif
 #endif
 

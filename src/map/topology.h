@@ -30,6 +30,11 @@ typedef struct {
     double *L;               /* nranks x nranks one-way latency in seconds; symmetric, zero diagonal */
     long pairs_measured, pairs_estimated;
     char source[16];         /* "measured" or "static" */
+    /* the optional "torus": the network joining the `node` groups is a torus of these
+     * extents; torus_pos[g] = the row-major position of node group g (0: none declared) */
+    int torus_d;
+    int torus_dims[CARACAL_TOPOLOGY_MAX_LEVELS];
+    int *torus_pos;
 } caracal_topology;
 
 /** Read and check a topology file. 0 on success; -1 with a one-line reason

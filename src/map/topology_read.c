@@ -141,6 +141,51 @@ static int matrix(const char *name, const caracal_json *m, caracal_topology *t, 
     return 0;
 }
 
+/* "torus": {"dims": [A, B, ...], "nodes": [g, ...]}: nodes[i] is the `node` group at row-major
+ * position i (default i); the torus has exactly one position per node group */
+static int torus(const char *name, const caracal_json *to, caracal_topology *t, char *err, size_t errlen)
+{
+    if (!to)
+        return 0;
+    const caracal_json *dims = caracal_json_get(to, "dims"), *nodes = caracal_json_get(to, "nodes");
+    int l = caracal_topology_level(t, "node"), n = t->nranks;
+    if (to->type != CARACAL_JSON_OBJECT || !dims || dims->type != CARACAL_JSON_ARRAY || dims->count < 1 ||
+        dims->count > CARACAL_TOPOLOGY_MAX_LEVELS)
+        return bad(err, errlen, name, "\"torus\" must be an object with \"dims\": 1 to %d extents",
+                   CARACAL_TOPOLOGY_MAX_LEVELS);
+    if (l < 0)
+        return bad(err, errlen, name, "\"torus\" joins the \"node\" groups, but there is no \"node\" level");
+    long prod = 1, v;
+    for (int k = 0; k < dims->count; k++) {
+        if (as_int(&dims->items[k], 1, n, &v))
+            return bad(err, errlen, name, "torus.dims[%d] must be an integer from 1 to %d", k, n);
+        t->torus_dims[k] = (int)v;
+        prod *= v;
+        if (prod > n)
+            break;
+    }
+    int ng = t->ngroups[l];
+    if (prod != ng)
+        return bad(err, errlen, name, "torus.dims hold %ld nodes, the \"node\" level has %d groups", prod, ng);
+    if (nodes && (nodes->type != CARACAL_JSON_ARRAY || nodes->count != ng))
+        return bad(err, errlen, name, "torus.nodes must be an array of the %d node group ids", ng);
+    t->torus_pos = malloc(sizeof(int) * (size_t)ng);
+    if (!t->torus_pos)
+        return bad(err, errlen, name, "out of memory");
+    for (int g = 0; g < ng; g++)
+        t->torus_pos[g] = -1;
+    for (int i = 0; i < ng; i++) {
+        v = i;
+        if (nodes && as_int(&nodes->items[i], 0, ng - 1, &v))
+            return bad(err, errlen, name, "torus.nodes[%d] must be a node group id from 0 to %d", i, ng - 1);
+        if (t->torus_pos[v] >= 0)
+            return bad(err, errlen, name, "torus.nodes names node group %ld twice", v);
+        t->torus_pos[v] = i;
+    }
+    t->torus_d = dims->count;
+    return 0;
+}
+
 int caracal_topology_parse(const char *name, const char *text, size_t len, caracal_topology *t, char *err, size_t errlen)
 {
     memset(t, 0, sizeof *t);
@@ -172,6 +217,8 @@ int caracal_topology_parse(const char *name, const char *text, size_t len, carac
         rc = levels(name, caracal_json_get(doc, "levels"), t, err, errlen);
         if (!rc)
             rc = matrix(name, caracal_json_get(doc, "L"), t, err, errlen);
+        if (!rc)
+            rc = torus(name, caracal_json_get(doc, "torus"), t, err, errlen);
     }
     caracal_json_free(doc);
     if (rc)
@@ -218,6 +265,7 @@ void caracal_topology_free(caracal_topology *t)
 {
     free(t->group);
     free(t->L);
+    free(t->torus_pos);
     memset(t, 0, sizeof *t);
 }
 

@@ -6,6 +6,7 @@
 #include "config.h"
 #include "doc.h"
 #include "log.h"
+#include "under_smpi.h" /* PMPI_Pcontrol, which SMPI 3.32 lacks */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>

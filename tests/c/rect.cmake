@@ -27,3 +27,11 @@ caracal_mpi_test(NAME rect_log_np4 NP 4 COMMAND $<TARGET_FILE:test_rect> 2x2 bri
 caracal_mpi_test(NAME rect_log_passed_over_np4 NP 4 COMMAND $<TARGET_FILE:test_rect> 2x2 brief PRELOAD
                  ENV ${_rect_rules} CARACAL_LOG=algo CARACAL_LOG_RANKS=all
                  EXPECT_LOG each "reduce rect passed over: a non-commutative operator (each tree combines in its own order)")
+# a torus declared in CARACAL_TOPOLOGY (its nodes permuted) makes rect run on communicators that
+# are not Cartesian; the log marks it (declared)
+caracal_mpi_test(NAME rect_declared_2x3_np6 NP 6 COMMAND $<TARGET_FILE:test_rect> 2x3 declared ${_rect_small} PRELOAD
+                 ENV ${_rect_rules} CARACAL_TOPOLOGY=${CMAKE_CURRENT_SOURCE_DIR}/data/topology6-torus2x3.json)
+caracal_mpi_test(NAME rect_declared_log_np6 NP 6 COMMAND $<TARGET_FILE:test_rect> 2x3 declared brief PRELOAD
+                 ENV ${_rect_rules} CARACAL_LOG=algo CARACAL_LOG_RANKS=all
+                 CARACAL_TOPOLOGY=${CMAKE_CURRENT_SOURCE_DIR}/data/topology6-torus2x3.json
+                 EXPECT_LOG each "bcast rect bytes=4 ranks=6 torus=2x3 (declared) trees=4")

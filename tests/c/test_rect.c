@@ -222,14 +222,21 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     if (argc < 2) {
         if (!me)
-            fprintf(stderr, "usage: test_rect DIMS [small]\n");
+            fprintf(stderr, "usage: test_rect DIMS [small] [brief] [declared]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     int nd = parse_dims(argv[1], dims), prod = 1, d2 = 0;
     for (int k = 0; k < nd; k++)
         prod *= dims[k], d2 += dims[k] > 1 ? 2 : 0;
-    small = argc > 2 && !strcmp(argv[2], "small");
-    int brief = argc > 2 && !strcmp(argv[2], "brief"); /* the log tests: root 0, the first four counts */
+    int brief = 0, declared = 0;
+    for (int i = 2; i < argc; i++) {
+        small |= !strcmp(argv[i], "small");
+        brief |= !strcmp(argv[i], "brief"); /* the log tests: root 0, the first four counts */
+        declared |= !strcmp(argv[i], "declared");
+    }
+    /* CARACAL_TOPOLOGY declares the torus DIMS (tests/c/data/topology6-torus2x3.json: its nodes
+     * permuted): rect must run on communicators that are not Cartesian but have one rank on
+     * each node, with the ranks placed where the file says */
     if (prod != n) {
         if (!me)
             fprintf(stderr, "test_rect: %s has %d nodes, the job %d ranks\n", argv[1], prod, n);
@@ -244,9 +251,13 @@ int main(int argc, char **argv)
     MPI_Op first;
     MPI_Op_create(first_fn, 0, &first);
 
-    MPI_Comm torus, mesh;
-    MPI_Cart_create(MPI_COMM_WORLD, nd, dims, periods, 0, &torus);
+    MPI_Comm torus, mesh, half;
+    if (declared) /* ranks reversed, no topology: only the declared torus can place them */
+        MPI_Comm_split(MPI_COMM_WORLD, 0, n - 1 - me, &torus);
+    else
+        MPI_Cart_create(MPI_COMM_WORLD, nd, dims, periods, 0, &torus);
     MPI_Cart_create(MPI_COMM_WORLD, nd, dims, nope, 0, &mesh);
+    MPI_Comm_split(MPI_COMM_WORLD, me < n / 2, me, &half);
     /* 0, 1, odd, one short of a part per tree, and 3-4 segments of 64 KiB per tree */
     int big = d2 ? d2 * 200000 / 4 : 1000;
     int counts[] = {0, 1, 7, d2 > 1 ? d2 - 1 : 3, 1001, big};
@@ -281,14 +292,18 @@ int main(int argc, char **argv)
             reduce(torus, T_INT, counts[c], root, MPI_SUM, modes[m], c & 1, ++seed, 1);
             reduce(torus, T_DOUBLE, counts[c], -1, MPI_SUM, modes[m], 0, ++seed, 1);
         }
-    /* the rule passed over: a mesh, a communicator without topology, a non-commutative operator */
+    /* the rule passed over: a mesh, a communicator without topology, a non-commutative operator
+     * (with a declared torus, the mesh and the world have one rank per node: rect runs there) */
     where = "mesh";
-    bcast(mesh, T_INT, 1001, n - 1, BLOCKING, ++seed, 0);
-    reduce(mesh, T_INT, 1001, 0, MPI_SUM, BLOCKING, 0, ++seed, 0);
-    reduce(mesh, T_INT, 7, -1, MPI_SUM, BLOCKING, 0, ++seed, 0);
+    bcast(mesh, T_INT, 1001, n - 1, BLOCKING, ++seed, declared);
+    reduce(mesh, T_INT, 1001, 0, MPI_SUM, BLOCKING, 0, ++seed, declared);
+    reduce(mesh, T_INT, 7, -1, MPI_SUM, BLOCKING, 0, ++seed, declared);
     where = "world";
-    bcast(MPI_COMM_WORLD, T_INT, 1001, 0, BLOCKING, ++seed, 0);
-    reduce(MPI_COMM_WORLD, T_INT, 7, -1, MPI_SUM, BLOCKING, 0, ++seed, 0);
+    bcast(MPI_COMM_WORLD, T_INT, 1001, 0, BLOCKING, ++seed, declared);
+    reduce(MPI_COMM_WORLD, T_INT, 7, -1, MPI_SUM, BLOCKING, 0, ++seed, declared);
+    where = "half"; /* not every node of a declared torus, nor Cartesian */
+    bcast(half, T_INT, 1001, 0, BLOCKING, ++seed, 0);
+    reduce(half, T_INT, 7, -1, MPI_SUM, BLOCKING, 0, ++seed, 0);
     where = "torus, non-commutative";
     reduce(torus, T_INT, 1001, n - 1, first, BLOCKING, 0, ++seed, 0);
     reduce(torus, T_INT, 1001, -1, first, BLOCKING, 0, ++seed, 0);
@@ -303,6 +318,7 @@ int main(int argc, char **argv)
     MPI_Type_free(&types[T_STRIDED]);
     MPI_Comm_free(&torus);
     MPI_Comm_free(&mesh);
+    MPI_Comm_free(&half);
     MPI_Finalize();
     return total ? 1 : 0;
 }

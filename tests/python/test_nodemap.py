@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from conftest import BUILDS
+from conftest import BUILDS, ROOT
 
 NODEMAP_ARGS = ["--reps", "5", "--bw-size", "65536"]  # small: MPICH is slow oversubscribed
 
@@ -142,6 +142,24 @@ def test_static_round_trip(cli, tmp_path):
     assert p.returncode == 0 and "levels socket(5) node(4) switch(3) site(2)" in p.stdout
 
 
+def test_static_torus_kept_and_read_by_the_library(cli, tmp_path):
+    """A declared torus (docs/topology-format.md) goes into the output as written, and
+    libcaracal's reader (caracal-nodemap --check) accepts it or refuses it as Python does."""
+    src, out = tmp_path / "m.json", tmp_path / "t.json"
+    torus = {"dims": [2, 2], "nodes": [3, 1, 0, 2]}
+    src.write_text(json.dumps({"schema": "caracal.topology-input/1", "hosts": ["a", "b", "c", "d"], "torus": torus}))
+    assert cli("nodemap", "--static", src, "--out", out).returncode == 0
+    assert json.loads(out.read_text())["torus"] == torus
+    nodemap = ROOT / "build" / "bin" / "caracal-nodemap"
+    if nodemap.exists():
+        assert subprocess.run([nodemap, "--check", out], capture_output=True).returncode == 0
+        doc = json.loads(out.read_text())
+        doc["torus"]["dims"] = [3]
+        out.write_text(json.dumps(doc))
+        p = subprocess.run([nodemap, "--check", out], capture_output=True, text=True)
+        assert p.returncode == 2 and "torus.dims hold 3 nodes" in p.stderr
+
+
 def test_static_hosts_and_matrix(cli, tmp_path):
     src, out = tmp_path / "m.json", tmp_path / "t.json"
     L = [[0, 1e-6, 5e-5], [1e-6, 0, 5e-5], [5e-5, 5e-5, 0]]
@@ -162,6 +180,10 @@ BAD_STATIC = [
     ({"schema": "caracal.topology-input/1", "hosts": ["a", "b"], "latency": {"rack": 1e-6}}, "unknown level"),
     ({"schema": "caracal.topology-input/1", "hosts": ["a", "b"], "L": [[0, 1], [2, 0]]}, "not symmetric"),
     ({"hosts": ["a"]}, "schema"),
+    ({"schema": "caracal.topology-input/1", "hosts": ["a", "b", "c"], "torus": {"dims": [2, 2]}},
+     'torus.dims hold 4 nodes, the "node" level has 3 groups'),
+    ({"schema": "caracal.topology-input/1", "hosts": ["a", "b"], "torus": {"dims": [2], "nodes": [1, 1]}},
+     "torus.nodes must list each of the 2 node group ids once"),
 ]
 
 

@@ -82,8 +82,13 @@ def test_bad_input_exit_2(tmp_path):
     for args, msg in ((["--ranks", 2, "--mapping", bad], "not on the cluster platform"),
                       (["--ranks", 3, "--mapping", bad], "2 ranks listed"),
                       (["--ranks", 0], "must be positive"),
-                      (["--ranks", 2, "--env", "NOEQUALS"], "--env needs K=V")):
+                      (["--ranks", 2, "--env", "NOEQUALS"], "--env needs K=V"),
+                      (["--ranks", 2, "--extents", "8"], "--extents is for --platform torus")):
         p = run_cli("simulate", "--platform", "cluster", *args, "--", SIM_COLL)
+        assert p.returncode == 2 and msg in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    for args, msg in ((["--ranks", 9, "--extents", "2x4"], "holds 8 nodes, not the 9 needed"),
+                      (["--ranks", 4, "--extents", "2xx"], "--extents needs extents such as 8x8")):
+        p = run_cli("simulate", "--platform", "torus", "--ppn", 1, *args, "--", SIM_COLL)
         assert p.returncode == 2 and msg in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
     p = run_cli("simulate", "--platform", "cluster", "--ranks", 2, "--", tmp_path / "missing.c")
     assert p.returncode == 2 and "no such C source file" in p.stderr

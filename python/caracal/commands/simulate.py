@@ -39,6 +39,8 @@ def add_arguments(p):
     p.add_argument("--ranks", type=int, required=True, metavar="N")
     p.add_argument("--ppn", type=int, default=32, metavar="P", help="cores (ranks) per node (default 32)")
     p.add_argument("--mapping", default="block", metavar="block|roundrobin|FILE")
+    p.add_argument("--extents", metavar="AxB...", help="torus only: its extents, any number of dimensions "
+                   "(e.g. 8, 8x8, 8x8x8; default: three near a cube holding the nodes)")
     p.add_argument("--env", action="append", default=[], metavar="K=V", help="environment of the ranks (repeatable)")
     p.add_argument("--selector", default="mpich", choices=simrun.SELECTORS,
                    help="SMPI's collective algorithms for what runs native (smpi/coll-selector; default mpich: "
@@ -60,13 +62,25 @@ def _env(pairs):
     return env
 
 
+def _extents(text, kind):
+    if text is None:
+        return None
+    if kind != "torus":
+        raise UsageError("--extents is for --platform torus")
+    try:
+        return tuple(int(x) for x in text.lower().split("x"))
+    except ValueError:
+        raise UsageError(f"--extents needs extents such as 8x8, not '{text}'") from None
+
+
 def run(args):
     source, prog_args = Path(args.program[0]), args.program[1:]
     env = _env(args.env)
-    nodes, hosts = platform.rank_hosts(args.platform, args.ranks, args.ppn, args.mapping)
+    extents = _extents(args.extents, args.platform)
+    nodes, hosts = platform.rank_hosts(args.platform, args.ranks, args.ppn, args.mapping, extents)
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="caracal-sim-"))
     out.mkdir(parents=True, exist_ok=True)
-    (out / "platform.xml").write_text(platform.platform_xml(args.platform, nodes, args.ppn))
+    (out / "platform.xml").write_text(platform.platform_xml(args.platform, nodes, args.ppn, extents))
     (out / "hostfile").write_text("".join(h + "\n" for h in hosts))
     lib = None if args.no_caracal else build.library(log=lambda m: print(f"caracal simulate: {m}", flush=True))
     exe = out / (source.stem + ("-smpi-native" if args.no_caracal else "-smpi"))
@@ -79,7 +93,7 @@ def run(args):
     res = simrun.run(cmd, env, out, out / "smpi.log")
     summary = {"platform": args.platform, "ranks": args.ranks, "nodes": nodes, "ppn": args.ppn,
                "mapping": args.mapping if args.mapping in ("block", "roundrobin") else str(args.mapping),
-               "selector": args.selector, "caracal": lib is not None, "env": env,
+               **({"extents": list(extents)} if extents else {}), "selector": args.selector, "caracal": lib is not None, "env": env,
                "exit": res["exit"], "simulated_s": res["simulated_s"], "wall_s": res["wall_s"], "cpu_s": res["cpu_s"],
                "peak_rss_bytes": res["peak_rss_bytes"], "peak_pss_bytes": res["peak_pss_bytes"], "load": os.getloadavg()[0]}
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")

@@ -12,7 +12,7 @@ file naming the host of each rank), one line per rank in rank order.
 """
 import math
 from pathlib import Path
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 from ..errors import UsageError
 
@@ -59,30 +59,47 @@ def fattree_params(nodes: int) -> Tuple[int, int]:
     return per_leaf, math.ceil(nodes / per_leaf)
 
 
-def host_names(kind: str, nodes: int) -> List[str]:
+def torus_extents(nodes: int, extents: Optional[Tuple[int, ...]]) -> Tuple[int, ...]:
+    """The torus's extents: as given (any number of dimensions, e.g. a ring of 8 or 8x8),
+    else three near a cube. SimGrid numbers a torus's nodes with its first extent varying
+    fastest, MPI's Cartesian ranks the last: on tori of equal extents (8, 8x8, 8x8x8) the
+    two orders have the same neighbours."""
+    if extents is None:
+        return torus_dims(nodes)
+    if not extents or any(n < 1 for n in extents):
+        raise UsageError("--extents needs positive extents such as 8x8")
+    if math.prod(extents) < nodes:
+        raise UsageError(f"--extents {'x'.join(map(str, extents))} holds {math.prod(extents)} nodes, "
+                         f"not the {nodes} needed")
+    return tuple(extents)
+
+
+def host_names(kind: str, nodes: int, extents: Optional[Tuple[int, ...]] = None) -> List[str]:
     """The hosts of a platform, in the order the hostfile fills them."""
     if kind == "wan":
         per = math.ceil(nodes / WAN_CLUSTERS)
         return [f"site{s}-node{i}" for s in range(WAN_CLUSTERS) for i in range(per)]
     if kind == "torus":
-        x, y, z = torus_dims(nodes)
-        nodes = x * y * z
+        nodes = math.prod(torus_extents(nodes, extents))
     elif kind == "fattree":
         per_leaf, leaves = fattree_params(nodes)
         nodes = per_leaf * leaves
     return [f"node-{i}" for i in range(nodes)]
 
 
-def platform_xml(kind: str, nodes: int, ppn: int) -> str:
+def platform_xml(kind: str, nodes: int, ppn: int, extents: Optional[Tuple[int, ...]] = None) -> str:
     if kind not in KINDS:
         raise UsageError(f"--platform must be one of {', '.join(KINDS)}, not '{kind}'")
     if kind == "cluster":
         body = (f'  <cluster id="cluster" prefix="node-" suffix="" radical="0-{nodes - 1}" '
                 f'{_cluster_attrs(ppn)}/>\n')
     elif kind == "torus":
-        x, y, z = torus_dims(nodes)
-        body = (f'  <cluster id="torus" topology="TORUS" topo_parameters="{x},{y},{z}" prefix="node-" '
-                f'suffix="" radical="0-{x * y * z - 1}" {_cluster_attrs(ppn)}/>\n')
+        ext = torus_extents(nodes, extents)
+        # SPLITDUPLEX (SimGrid's default for clusters, stated): one link per direction, as
+        # on the tori the rectangular collectives were made for
+        body = (f'  <cluster id="torus" topology="TORUS" topo_parameters="{",".join(map(str, ext))}" '
+                f'prefix="node-" suffix="" radical="0-{math.prod(ext) - 1}" sharing_policy="SPLITDUPLEX" '
+                f'{_cluster_attrs(ppn)}/>\n')
     elif kind == "fattree":
         per_leaf, leaves = fattree_params(nodes)
         # 2 levels: per_leaf nodes under each leaf, `leaves` leaves under each top switch; one
@@ -113,7 +130,8 @@ def _wan_body(per_site: int, ppn: int) -> str:
     return "".join(lines)
 
 
-def rank_hosts(kind: str, ranks: int, ppn: int, mapping: str) -> Tuple[int, List[str]]:
+def rank_hosts(kind: str, ranks: int, ppn: int, mapping: str,
+               extents: Optional[Tuple[int, ...]] = None) -> Tuple[int, List[str]]:
     """(nodes of the platform, host of each rank) for block, roundrobin or a mapping file
     (one host per rank in rank order; Hydra's `host:1` lines, as `caracal map --format mpich`
     writes them, are accepted)."""
@@ -122,7 +140,7 @@ def rank_hosts(kind: str, ranks: int, ppn: int, mapping: str) -> Tuple[int, List
     nodes = math.ceil(ranks / ppn)
     if kind == "wan":
         nodes = WAN_CLUSTERS * math.ceil(nodes / WAN_CLUSTERS)
-    hosts = host_names(kind, nodes)
+    hosts = host_names(kind, nodes, extents)
     used = hosts[:nodes]
     if mapping == "block":
         return nodes, [used[r // ppn] for r in range(ranks)]

@@ -7,7 +7,7 @@
 CARACAL_START(caracal_start_bcast_rect)
 {
     const char *why;
-    const caracal_torus *t = caracal_rect_torus(a->h->comm, &why);
+    const caracal_rect_net *t = caracal_rect_torus(a->h->comm, &why);
     if (!t)
         return NULL;
     caracal_steps *s = caracal_steps_new("bcast_rect", a->h, a->tag);

@@ -24,8 +24,12 @@ typedef struct {
 
 /* Parts, segments and this rank's neighbours in each tree; returns the segment length in
  * elements and fills parts[0..2d) and *rounds (the number of global rounds). */
-static int plan(const caracal_torus *t, int me, int count, MPI_Datatype dt, int root, tree_part *parts, int *rounds)
+static int plan(const caracal_rect_net *net, int me, int count, MPI_Datatype dt, int root, tree_part *parts,
+                int *rounds)
 {
+    /* the trees are over torus nodes; the messages go to the ranks on them */
+    const caracal_torus *t = &net->t;
+    int node = caracal_rect_node(net, me), rnode = caracal_rect_node(net, root);
     int nt = caracal_rect_ntrees(t), seg = caracal_bcol_segcount(count, dt);
     int base = count / nt, rem = count % nt, height = caracal_rect_height(t, 0), maxseg = 0;
     for (int p = 0, start = 0; p < nt; p++) {
@@ -36,9 +40,13 @@ static int plan(const caracal_torus *t, int me, int count, MPI_Datatype dt, int 
         tp->nseg = (tp->size + seg - 1) / seg;
         if (tp->nseg > maxseg)
             maxseg = tp->nseg;
-        tp->depth = caracal_rect_depth(t, p, root, me);
-        tp->parent = caracal_rect_parent(t, p, root, me);
-        tp->nkids = caracal_rect_children(t, p, root, me, tp->kids);
+        tp->depth = caracal_rect_depth(t, p, rnode, node);
+        tp->parent = caracal_rect_parent(t, p, rnode, node);
+        if (tp->parent >= 0)
+            tp->parent = caracal_rect_rank(net, tp->parent);
+        tp->nkids = caracal_rect_children(t, p, rnode, node, tp->kids);
+        for (int c = 0; c < tp->nkids; c++)
+            tp->kids[c] = caracal_rect_rank(net, tp->kids[c]);
     }
     *rounds = maxseg + height;
     return seg;
@@ -54,11 +62,11 @@ static MPI_Aint extent_of(MPI_Datatype dt)
 /* element range of segment i of a part */
 static int seg_count(const tree_part *tp, int seg, int i) { return i == tp->nseg - 1 ? tp->size - i * seg : seg; }
 
-void caracal_rect_bcast_steps(caracal_steps *s, MPI_Comm comm, const caracal_torus *t, int me, void *buf, int count,
-                              MPI_Datatype dt, int root)
+void caracal_rect_bcast_steps(caracal_steps *s, MPI_Comm comm, const caracal_rect_net *t, int me, void *buf,
+                              int count, MPI_Datatype dt, int root)
 {
     tree_part parts[2 * CARACAL_TORUS_MAXD];
-    int rounds, nt = caracal_rect_ntrees(t);
+    int rounds, nt = caracal_rect_ntrees(&t->t);
     if (nt == 0 || count == 0)
         return;
     int seg = plan(t, me, count, dt, root, parts, &rounds);
@@ -80,11 +88,11 @@ void caracal_rect_bcast_steps(caracal_steps *s, MPI_Comm comm, const caracal_tor
     }
 }
 
-void caracal_rect_reduce_steps(caracal_steps *s, MPI_Comm comm, const caracal_torus *t, int me, void *acc, int count,
-                               MPI_Datatype dt, MPI_Op op, int root)
+void caracal_rect_reduce_steps(caracal_steps *s, MPI_Comm comm, const caracal_rect_net *t, int me, void *acc,
+                               int count, MPI_Datatype dt, MPI_Op op, int root)
 {
     tree_part parts[2 * CARACAL_TORUS_MAXD];
-    int rounds, nt = caracal_rect_ntrees(t), height = caracal_rect_height(t, 0);
+    int rounds, nt = caracal_rect_ntrees(&t->t), height = caracal_rect_height(&t->t, 0);
     if (nt == 0 || count == 0)
         return;
     int seg = plan(t, me, count, dt, root, parts, &rounds);

@@ -8,7 +8,7 @@
 CARACAL_START(caracal_start_reduce_rect)
 {
     const char *why;
-    const caracal_torus *t = caracal_rect_torus(a->h->comm, &why);
+    const caracal_rect_net *t = caracal_rect_torus(a->h->comm, &why);
     if (!t)
         return NULL;
     int me = a->h->rank, count = call->scount;
