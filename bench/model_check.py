@@ -5,8 +5,10 @@ and tabulate predicted / measured.
 
   flock /work/bench.lock python3 bench/model_check.py [--mpi openmpi] [--procs 2,4,8]
 
-Writes bench/results/model-check.md and .json (compact), keeping finished launches in
-/tmp/caracal-model-check/ so a split run resumes. Ranks above 2 share 2 cores here
+Writes bench/results/model-check.md and .json (compact), keeping finished launches in a
+work directory (--work DIR; a new one per run by default) so that a split run resumes when
+given the same --work. An earlier run's launches are never picked up silently: a stale
+probe or measurement from another day would be compared with today's model. Ranks above 2 share 2 cores here
 (oversubscribed, yielding): the model knows nothing of that, and the table says so.
 """
 import argparse
@@ -40,7 +42,7 @@ HIER_CASES = [
     ("allreduce", {"CARACAL_ALLREDUCE": "recdbl"}, "hier"),
     ("barrier", {"CARACAL_BARRIER": "hier"}, "hier"),
 ]
-WORK = Path("/tmp/caracal-model-check")
+WORK = None  # the work directory (main: --work, or a new one)
 
 
 def cli(*args, env=None):
@@ -65,8 +67,16 @@ def main():
                     help="compare with the p2p rows of a bench/coll/run.py result (no new launches)")
     ap.add_argument("--testbed", metavar="NAME", help="also the hierarchical schedules on this testbed's hosts")
     ap.add_argument("--testbed-procs", default="4,8", help="ranks on the testbed, 2 per host (default 4,8)")
+    ap.add_argument("--work", metavar="DIR", help="resume from the finished launches in DIR (default: a new directory)")
     a = ap.parse_args()
-    WORK.mkdir(exist_ok=True)
+    global WORK
+    if a.work:
+        WORK = Path(a.work)
+        WORK.mkdir(parents=True, exist_ok=True)
+    else:
+        import tempfile
+        WORK = Path(tempfile.mkdtemp(prefix="caracal-model-check-"))
+    print(f"model_check: launches kept in {WORK} (--work {WORK} resumes)", file=sys.stderr)
     if a.coll_json:
         return from_coll_json(a)
     loads = [uptime()]
@@ -129,6 +139,8 @@ def from_coll_json(a):
     probe = WORK / f"probe-{a.mpi}-pingpong.json"
     stream = WORK / f"probe-{a.mpi}-stream.json"
     docs = {str(p): json.loads(p.read_text()) for p in (probe, stream) if p.exists()}
+    if not docs:
+        sys.exit(f"model_check: --coll-json fits the probe in --work DIR (probe-{a.mpi}-pingpong.json): none in {WORK}")
     lv = fit.fit_levels(docs)["shm"]
     comp = fit.measure_compute()
     src = json.loads(Path(a.coll_json).read_text())
