@@ -63,9 +63,13 @@ UNSET = ("not defined", "-1", "")
 
 
 def is_impi(mpi: Optional[str]) -> bool:
-    """Is the mpilibs library ``mpi`` an Intel MPI (it ships impi_info)?"""
+    """Is the mpilibs library ``mpi`` an Intel MPI: the `impi` entry, installed or not (its
+    presets are named and forced the same way; what the installed library accepts comes from
+    impi_info, and nothing without it), or a prefix that ships impi_info?"""
     if not mpi:
         return False
+    if mpi == "impi":
+        return True
     try:
         prefix = mpilibs.get(mpi).prefix
     except Exception:  # a name mpilibs does not know
