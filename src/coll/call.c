@@ -319,7 +319,8 @@ int caracal_coll_call_start(const caracal_coll_call *call, MPI_Comm comm, int bl
 {
     caracal_coll_plan plan;
     *task = NULL;
-    if (caracal_coll_call_memo(call, comm) || !caracal_coll_call_plan(call, comm, blocking, &plan))
+    /* (a blocking entry point asked the memo already, in caracal_coll_call_empty) */
+    if ((!blocking && caracal_coll_call_memo(call, comm)) || !caracal_coll_call_plan(call, comm, blocking, &plan))
         return 0;
     int keep = 0;
     /* (not under MPI_THREAD_MULTIPLE: the table is the process's, the communicators the threads') */
