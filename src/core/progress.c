@@ -96,8 +96,10 @@ static int cancel_fn(void *extra, int complete) { (void)extra; (void)complete; r
 static caracal_request *add(caracal_request *r, caracal_task *t, void (*on_done)(void *), void *arg,
                             MPI_Request greq, int keep, int waited)
 {
-    if (!r && !(r = calloc(1, sizeof *r)))
+    if (!r && !(r = calloc(1, sizeof *r))) {
+        caracal_out_of_memory_note(sizeof *r, "a request record");
         return NULL;
+    }
     r->task = t;
     r->greq = greq;
     r->on_done = on_done;
@@ -157,6 +159,7 @@ int caracal_request_start(caracal_task *t, MPI_Request *request, void (*on_done)
 {
     caracal_request *r = calloc(1, sizeof *r);
     if (!r) {
+        caracal_out_of_memory_note(sizeof *r, "a request record");
         t->destroy(t);
         return MPI_ERR_NO_MEM;
     }

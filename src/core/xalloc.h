@@ -28,6 +28,11 @@
 #include <string.h>
 
 __attribute__((noreturn, cold)) void caracal_out_of_memory(size_t bytes);
+/** Say (one line on stderr, as caracal_out_of_memory does) that `bytes` for `what` could not
+ *  be had and the collective returns MPI_ERR_NO_MEM: for the paths that find the NULL
+ *  themselves (a request record). The library's own report of the error class alone is not
+ *  enough: Open MPI 4.1 loses it at times when the rank aborts while it is in flight. */
+__attribute__((cold)) void caracal_out_of_memory_note(size_t bytes, const char *what);
 
 /** Where an allocation failure returns to (per thread), or NULL: then it ends the job. */
 extern __thread jmp_buf *caracal_oom_jump __attribute__((tls_model("initial-exec")));
