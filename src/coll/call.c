@@ -53,24 +53,69 @@ size_t caracal_coll_call_bytes(const caracal_coll_call *c, int n)
     }
 }
 
+/* The communicator of an empty call: an intracommunicator (the roots and counts of an
+ * intercommunicator's call mean something else), its size in *n. */
+static int intra(MPI_Comm comm, int *n)
+{
+    int inter = 1;
+    return comm != MPI_COMM_NULL && PMPI_Comm_size(comm, n) == MPI_SUCCESS &&
+           PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter;
+}
+
+/* Which sides of a call of a scalar-count family are significant on this rank (MPI: the
+ * others may be anything, MPI_DATATYPE_NULL included). */
+static void significant(const caracal_coll_call *call, MPI_Comm comm, int *send, int *recv)
+{
+    int rank = 0;
+    *send = *recv = 1;
+    switch (call->coll) {
+    case CARACAL_GATHER:
+        PMPI_Comm_rank(comm, &rank);
+        *recv = rank == call->root;
+        *send = !(*recv && call->sbuf == MPI_IN_PLACE);
+        break;
+    case CARACAL_SCATTER:
+        PMPI_Comm_rank(comm, &rank);
+        *send = rank == call->root;
+        *recv = !(*send && call->rbuf == MPI_IN_PLACE);
+        break;
+    case CARACAL_ALLGATHER: case CARACAL_ALLTOALL:
+        *send = call->sbuf != MPI_IN_PLACE;
+        break;
+    default: /* bcast, reduce, allreduce, scan, exscan, reduce_scatter_block: one count, one type */
+        *recv = 0;
+    }
+}
+
+/* One side of an empty call, where significant: a datatype named, and no bytes. */
+static int side_empty(int count, MPI_Datatype dt)
+{
+    int s = 0;
+    return count >= 0 && dt != MPI_DATATYPE_NULL && PMPI_Type_size(dt, &s) == MPI_SUCCESS &&
+           ((size_t)count * (size_t)s) == 0;
+}
+
 /* The v-variants whose counts every rank knows alike (allgatherv's and reduce_scatter's
  * recvcounts): empty when they are all zero. gatherv, scatterv, alltoallv are not decided
  * here: a rank there knows only its own counts, and a rank that left early would miss the
- * tag block and the shared-memory steps its peers take. */
+ * tag block and the shared-memory steps its peers take (and a library may wait for a
+ * 0-byte message from it). Not remembered: the arrays are not in the memo's key. */
 static int vector_empty(const caracal_coll_call *call, MPI_Comm comm, int flags)
 {
     int n = 0;
     if ((call->coll != CARACAL_ALLGATHERV && call->coll != CARACAL_REDUCE_SCATTER) || !call->rcounts ||
         !caracal_coll_mode())
         return 0;
-    if (call->coll == CARACAL_ALLGATHERV && call->sbuf != MPI_IN_PLACE && call->scount != 0 &&
-        tsize(call->sdt) != 0)
+    if (call->coll == CARACAL_ALLGATHERV && call->sbuf != MPI_IN_PLACE && !side_empty(call->scount, call->sdt))
         return 0; /* a non-empty send against empty receives: the library reports it */
-    if (comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &n) != MPI_SUCCESS)
+    if (!intra(comm, &n))
         return 0;
     if ((flags & CARACAL_FAM_OP) && call->op == MPI_OP_NULL)
         return 0;
-    size_t bytes = call->coll == CARACAL_ALLGATHERV ? tsize(call->rdt) : tsize(call->sdt);
+    MPI_Datatype dt = call->coll == CARACAL_ALLGATHERV ? call->rdt : call->sdt;
+    if (dt == MPI_DATATYPE_NULL)
+        return 0;
+    size_t bytes = tsize(dt);
     for (int i = 0; i < n; i++)
         if (call->rcounts[i] < 0 || (call->rcounts[i] > 0 && bytes))
             return 0;
@@ -81,7 +126,7 @@ int caracal_coll_call_empty_(const caracal_coll_call *call, MPI_Comm comm)
 {
     int flags = caracal_family_flags(call->coll), n = 0;
     if ((flags & CARACAL_FAM_NATIVE) || caracal_select_never(call->coll))
-        return 0; /* an all-native family: the library returns from an empty call as fast */
+        return 0; /* an all-native family: the library decides */
     if (flags & CARACAL_FAM_VECTOR)
         return vector_empty(call, comm, flags);
     if (call->coll == CARACAL_BARRIER)
@@ -90,12 +135,19 @@ int caracal_coll_call_empty_(const caracal_coll_call *call, MPI_Comm comm)
      * scalar-count families' bytes do not depend on its size), the checks only when empty */
     if (call->scount < 0 || call->rcount < 0 || caracal_coll_call_bytes(call, 0) != 0 || !caracal_coll_mode())
         return 0;
-    if (comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &n) != MPI_SUCCESS)
+    if (!intra(comm, &n))
         return 0; /* the library reports invalid arguments */
     if ((flags & CARACAL_FAM_OP) && call->op == MPI_OP_NULL)
         return 0;
-    /* MPI_ROOT / MPI_PROC_NULL (intercommunicators) and bad roots: the library */
-    return !(flags & CARACAL_FAM_ROOT) || (call->root >= 0 && call->root < n);
+    if ((flags & CARACAL_FAM_ROOT) && !(call->root >= 0 && call->root < n))
+        return 0;
+    int send, recv;
+    significant(call, comm, &send, &recv);
+    if ((send && !side_empty(call->scount, call->sdt)) || (recv && !side_empty(call->rcount, call->rdt)))
+        return 0;
+    caracal_empty_memo_keep(call->coll, comm, call->scount, call->sdt, call->rcount, call->rdt, call->root,
+                            caracal_native_memo_places(call->sbuf, call->rbuf), call->op);
+    return 1;
 }
 
 int caracal_coll_call_plan(const caracal_coll_call *call, MPI_Comm comm, int blocking, caracal_coll_plan *plan)
@@ -110,6 +162,13 @@ int caracal_coll_call_plan(const caracal_coll_call *call, MPI_Comm comm, int blo
     /* invalid arguments go to the library, whose checks and error handler report them */
     if (call->scount < 0 || call->rcount < 0 || ((flags & CARACAL_FAM_OP) && call->op == MPI_OP_NULL))
         return 0;
+    if (!(flags & CARACAL_FAM_VECTOR) && call->coll != CARACAL_BARRIER &&
+        (!(flags & CARACAL_FAM_ROOT) || (call->root >= 0 && call->root < n))) {
+        int send, recv;
+        significant(call, comm, &send, &recv);
+        if ((send && call->sdt == MPI_DATATYPE_NULL) || (recv && call->rdt == MPI_DATATYPE_NULL))
+            return 0;
+    }
     size_t bytes = caracal_coll_call_bytes(call, n);
     int keep;
     if (!caracal_coll_applies(call->coll, blocking, comm, bytes, call->root, call->op, &plan->choice, &plan->h, &keep)) {
@@ -319,7 +378,7 @@ int caracal_coll_call_start(const caracal_coll_call *call, MPI_Comm comm, int bl
 {
     caracal_coll_plan plan;
     *task = NULL;
-    /* (a blocking entry point asked the memo already, in caracal_coll_call_empty) */
+    /* (a blocking entry point asked the memo already, in caracal_coll_call_shortcut) */
     if ((!blocking && caracal_coll_call_memo(call, comm)) || !caracal_coll_call_plan(call, comm, blocking, &plan))
         return 0;
     int keep = 0;

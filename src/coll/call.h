@@ -70,13 +70,18 @@ size_t caracal_coll_call_bytes(const caracal_coll_call *call, int comm_size);
 int caracal_coll_applies(caracal_coll c, int blocking, MPI_Comm comm, size_t bytes, int root, MPI_Op op,
                          caracal_choice *choice, caracal_hier **h, int *keep);
 
-/** Whether this call moves no data on any rank (a type signature of 0 bytes, which MPI
- *  makes the same on every rank; among the v-variants only allgatherv and reduce_scatter,
- *  whose recvcounts every rank knows, with all of them 0; barrier never): a blocking call
- *  then goes to the library on every rank, whose own early return (after its argument
- *  checks) is faster than Caracal's checks: Open MPI 4.1 returns a 0-byte bcast in 4 ns,
- *  Caracal's own early return took 10, the call layer alone now adds about 4
- *  (bench/results/tune-verify-openmpi-n2.md). */
+/** Whether this blocking call moves no data on any rank and is valid by Caracal's own checks
+ *  (then it is done: the entry point returns MPI_SUCCESS without calling the library, on every
+ *  rank alike, since MPI makes the type signature the same on every rank). Empty: a signature
+ *  of 0 bytes; among the v-variants only allgatherv and reduce_scatter, whose recvcounts every
+ *  rank knows, with all of them 0; barrier never. The checks: an intracommunicator, counts
+ *  not negative, the datatypes that are significant on this rank named and with 0 bytes on
+ *  both sides, an operator, a root in range; anything else goes to the library, which reports
+ *  it. A call found valid is remembered (caracal_empty_memo, coll/native_memo.h), so that a
+ *  repeat costs a comparison of its arguments: fewer instructions than the library's own
+ *  early return (bench/results/entry-cost-openmpi.md). Never the library for some ranks and
+ *  not others: a library that communicates in a 0-byte call (Open MPI 4.1's allreduce does)
+ *  would then wait for a rank that returned. */
 int caracal_coll_call_empty_(const caracal_coll_call *call, MPI_Comm comm);
 /** Whether the call repeats its family's last call that the rules sent to the library
  *  (coll/native_memo.h): it goes there again, before any other check. */
@@ -85,11 +90,24 @@ static inline int caracal_coll_call_memo(const caracal_coll_call *c, MPI_Comm co
     return caracal_native_memo_hit(c->coll, comm, c->scount, c->sdt, c->rcount, c->rdt, c->root,
                                    caracal_native_memo_places(c->sbuf, c->rbuf));
 }
-/** Whether a blocking call goes straight to the library: it repeats the family's last native
- *  call, or it is empty (caracal_coll_call_empty_). */
-static inline int caracal_coll_call_empty(const caracal_coll_call *call, MPI_Comm comm)
+/** What a blocking entry point does before anything else (its arguments as they go into its
+ *  caracal_coll_call, fields it does not set as 0: asked before the call is built, so that a
+ *  repeat costs only the comparisons): */
+enum {
+    CARACAL_CALL_GO = 0,     /* build the call; empty (caracal_coll_call_empty_) or decide */
+    CARACAL_CALL_NATIVE = 1, /* the library: a repeat of the family's last native call */
+    CARACAL_CALL_DONE = 2    /* nothing: a repeat of the family's last empty call */
+};
+__attribute__((always_inline)) static inline int
+caracal_coll_call_shortcut(caracal_coll coll, MPI_Comm comm, int scount, MPI_Datatype sdt, int rcount,
+                           MPI_Datatype rdt, int root, const void *sbuf, const void *rbuf, MPI_Op op)
 {
-    return caracal_coll_call_memo(call, comm) || caracal_coll_call_empty_(call, comm);
+    int places = caracal_native_memo_places(sbuf, rbuf);
+    if (caracal_native_memo_hit(coll, comm, scount, sdt, rcount, rdt, root, places))
+        return CARACAL_CALL_NATIVE;
+    if (caracal_empty_memo_hit(coll, comm, scount, sdt, rcount, rdt, root, places, op))
+        return CARACAL_CALL_DONE;
+    return CARACAL_CALL_GO;
 }
 /** An allocation failed while a call's schedule was built (core/xalloc.h): the communicator's
  *  error handler is called with MPI_ERR_NO_MEM, which is returned. */
@@ -143,6 +161,14 @@ void caracal_progress_drain(void);
  *  setup, communicator constructors: prof/hooks.h): drain, unless CARACAL_NATIVE_BLOCKING=off. */
 void caracal_before_native_collective(void);
 int caracal_impl_MPI_Wait(MPI_Request *request, MPI_Status *status);
+/** Whether a blocking call the library runs can be handed to it as it is (no conversion to a
+ *  nonblocking call, no Caracal request in flight to drain first): the entry points' tail
+ *  call. */
+__attribute__((always_inline)) static inline int caracal_native_plain(void)
+{
+    int m = caracal_native_mode_;
+    return m == CARACAL_NATIVE_OFF || (m == CARACAL_NATIVE_DRAIN && !caracal_active_requests);
+}
 #define CARACAL_NATIVE_BLOCKING(call, icall)                                                   \
     do {                                                                                       \
         int native_mode = caracal_native_blocking_mode();                                      \

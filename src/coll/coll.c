@@ -75,7 +75,8 @@ static void before_finalize(void)
 
 const caracal_module caracal_coll_module = {"coll", after_init, before_finalize};
 
-/* Whether Caracal runs this call; the same answer on every rank. `blocking`: every rank
+/* Whether Caracal runs this call (1), the library (0), or nobody: an empty blocking call of a
+ * positive count (2: done); the same answer on every rank. `blocking`: every rank
  * of comm is (or will be) in this very call, so the hierarchy may be built here. */
 static int applies(caracal_coll c, int blocking, MPI_Comm comm, int count, MPI_Datatype dt, int root, MPI_Op op,
                    caracal_choice *choice, caracal_hier **h)
@@ -99,6 +100,16 @@ static int applies(caracal_coll c, int blocking, MPI_Comm comm, int count, MPI_D
 static inline int memo_native(caracal_coll c, MPI_Comm comm, int count, MPI_Datatype dt, int root)
 {
     return caracal_native_memo_hit(c, comm, count, dt, 0, MPI_DATATYPE_NULL, root, 0);
+}
+
+/* An empty call of the three families below (count 0): done on this rank without the library
+ * when Caracal's own checks find it valid, as on every other rank (coll/call.h,
+ * caracal_coll_call_empty_). */
+__attribute__((noinline)) static int empty_check(caracal_coll c, MPI_Comm comm, const void *sbuf, void *rbuf,
+                                                MPI_Datatype dt, MPI_Op op, int root)
+{
+    caracal_coll_call call = {.coll = c, .sbuf = sbuf, .rbuf = rbuf, .sdt = dt, .rdt = MPI_DATATYPE_NULL, .op = op, .root = root};
+    return caracal_coll_call_empty_(&call, comm);
 }
 
 /* The families whose shm steps carry data up to CARACAL_SHM_SMALL bytes in the segment's
@@ -352,11 +363,18 @@ static int barrier(MPI_Comm comm, MPI_Request *request)
 /* The entry points: a repeat of the family's last native call goes to the library before
  * anything else (coll/native_memo.h), as does a blocking call of 0 elements (0 bytes on
  * every rank: the library's own early return is faster than any check here). */
-int caracal_impl_MPI_Barrier(MPI_Comm comm)
+/* past the shortcut of caracal_impl_MPI_Barrier (kept apart so that it saves no registers) */
+__attribute__((noinline)) static int barrier_blocking(MPI_Comm comm)
 {
     if (memo_native(CARACAL_BARRIER, comm, 0, MPI_BYTE, MPI_PROC_NULL))
         CARACAL_NATIVE_BLOCKING(PMPI_Barrier(comm), PMPI_Ibarrier(comm, &native_req));
     return barrier(comm, NULL);
+}
+int caracal_impl_MPI_Barrier(MPI_Comm comm)
+{
+    if (memo_native(CARACAL_BARRIER, comm, 0, MPI_BYTE, MPI_PROC_NULL) && caracal_native_plain())
+        return PMPI_Barrier(comm);
+    return barrier_blocking(comm);
 }
 int caracal_impl_MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
@@ -369,7 +387,10 @@ static int bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
 {
     caracal_choice ch;
     caracal_hier *h;
-    if (root == MPI_PROC_NULL || !applies(CARACAL_BCAST, !request, comm, count, dt, root, MPI_SUM, &ch, &h))
+    int go = root == MPI_PROC_NULL ? 0 : applies(CARACAL_BCAST, !request, comm, count, dt, root, MPI_SUM, &ch, &h);
+    if (go == 2)
+        return MPI_SUCCESS;
+    if (!go)
 {
         if (request)
             return PMPI_Ibcast(buf, count, dt, root, comm, request);
@@ -381,12 +402,23 @@ static int bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
     return run_built(0, &a, buf, buf, count, dt, MPI_OP_NULL, root, comm, request);
 }
 
-int caracal_impl_MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+/* past the shortcuts of caracal_impl_MPI_Bcast (kept apart so that they save no registers) */
+__attribute__((noinline)) static int bcast_blocking(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
+    if (count == 0 && empty_check(CARACAL_BCAST, comm, buffer, buffer, datatype, MPI_OP_NULL, root))
+        return MPI_SUCCESS;
     if (count == 0 || memo_native(CARACAL_BCAST, comm, count, datatype, root))
         CARACAL_NATIVE_BLOCKING(PMPI_Bcast(buffer, count, datatype, root, comm),
                                 PMPI_Ibcast(buffer, count, datatype, root, comm, &native_req));
     return bcast(buffer, count, datatype, root, comm, NULL);
+}
+int caracal_impl_MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    if (count == 0 ? caracal_empty_memo_hit(CARACAL_BCAST, comm, 0, datatype, 0, MPI_DATATYPE_NULL, root, caracal_native_memo_places(buffer, buffer), MPI_OP_NULL) : 0)
+        return MPI_SUCCESS; /* a repeated empty call: nothing to move on any rank */
+    if (count != 0 && memo_native(CARACAL_BCAST, comm, count, datatype, root) && caracal_native_plain())
+        return PMPI_Bcast(buffer, count, datatype, root, comm);
+    return bcast_blocking(buffer, count, datatype, root, comm);
 }
 int caracal_impl_MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
                             MPI_Request *request)
@@ -401,7 +433,10 @@ static int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt
 {
     caracal_choice ch;
     caracal_hier *h;
-    if (root == MPI_PROC_NULL || !applies(CARACAL_REDUCE, !request, comm, count, dt, root, op, &ch, &h))
+    int go = root == MPI_PROC_NULL ? 0 : applies(CARACAL_REDUCE, !request, comm, count, dt, root, op, &ch, &h);
+    if (go == 2)
+        return MPI_SUCCESS;
+    if (!go)
 {
         if (request)
             return PMPI_Ireduce(sendbuf, recvbuf, count, dt, op, root, comm, request);
@@ -415,13 +450,25 @@ static int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt
     return run_built(1, &a, src, recvbuf, count, dt, op, root, comm, request);
 }
 
-int caracal_impl_MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+/* past the shortcuts of caracal_impl_MPI_Reduce (kept apart so that they save no registers) */
+__attribute__((noinline)) static int reduce_blocking(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                             int root, MPI_Comm comm)
 {
+    if (count == 0 && empty_check(CARACAL_REDUCE, comm, sendbuf, recvbuf, datatype, op, root))
+        return MPI_SUCCESS;
     if (count == 0 || memo_native(CARACAL_REDUCE, comm, count, datatype, root))
         CARACAL_NATIVE_BLOCKING(PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm),
                                 PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, &native_req));
     return reduce(sendbuf, recvbuf, count, datatype, op, root, comm, NULL);
+}
+int caracal_impl_MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                            int root, MPI_Comm comm)
+{
+    if (count == 0 ? caracal_empty_memo_hit(CARACAL_REDUCE, comm, 0, datatype, 0, MPI_DATATYPE_NULL, root, caracal_native_memo_places(sendbuf, recvbuf), op) : 0)
+        return MPI_SUCCESS; /* a repeated empty call: nothing to move on any rank */
+    if (count != 0 && memo_native(CARACAL_REDUCE, comm, count, datatype, root) && caracal_native_plain())
+        return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+    return reduce_blocking(sendbuf, recvbuf, count, datatype, op, root, comm);
 }
 int caracal_impl_MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                              int root, MPI_Comm comm, MPI_Request *request)
@@ -436,7 +483,10 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
 {
     caracal_choice ch;
     caracal_hier *h;
-    if (!applies(CARACAL_ALLREDUCE, !request, comm, count, dt, MPI_PROC_NULL, op, &ch, &h))
+    int go = applies(CARACAL_ALLREDUCE, !request, comm, count, dt, MPI_PROC_NULL, op, &ch, &h);
+    if (go == 2)
+        return MPI_SUCCESS;
+    if (!go)
 {
         if (request)
             return PMPI_Iallreduce(sendbuf, recvbuf, count, dt, op, comm, request);
@@ -450,13 +500,25 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
     return run_built(2, &a, src, recvbuf, count, dt, op, MPI_PROC_NULL, comm, request);
 }
 
-int caracal_impl_MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+/* past the shortcuts of caracal_impl_MPI_Allreduce (kept apart so that they save no registers) */
+__attribute__((noinline)) static int allreduce_blocking(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                                MPI_Comm comm)
 {
+    if (count == 0 && empty_check(CARACAL_ALLREDUCE, comm, sendbuf, recvbuf, datatype, op, MPI_PROC_NULL))
+        return MPI_SUCCESS;
     if (count == 0 || memo_native(CARACAL_ALLREDUCE, comm, count, datatype, MPI_PROC_NULL))
         CARACAL_NATIVE_BLOCKING(PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm),
                                 PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, &native_req));
     return allreduce(sendbuf, recvbuf, count, datatype, op, comm, NULL);
+}
+int caracal_impl_MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                               MPI_Comm comm)
+{
+    if (count == 0 ? caracal_empty_memo_hit(CARACAL_ALLREDUCE, comm, 0, datatype, 0, MPI_DATATYPE_NULL, MPI_PROC_NULL, caracal_native_memo_places(sendbuf, recvbuf), op) : 0)
+        return MPI_SUCCESS; /* a repeated empty call: nothing to move on any rank */
+    if (count != 0 && memo_native(CARACAL_ALLREDUCE, comm, count, datatype, MPI_PROC_NULL) && caracal_native_plain())
+        return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+    return allreduce_blocking(sendbuf, recvbuf, count, datatype, op, comm);
 }
 int caracal_impl_MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                                 MPI_Comm comm, MPI_Request *request)

@@ -2,6 +2,7 @@
 #include "coll/native_memo.h"
 
 __thread caracal_native_memo caracal_native_memo_[CARACAL_NCOLL] __attribute__((tls_model("initial-exec")));
+__thread caracal_empty_memo caracal_empty_memo_[CARACAL_NCOLL] __attribute__((tls_model("initial-exec")));
 unsigned long caracal_handle_generation = 1;
 
 void caracal_native_memo_keep(caracal_coll c, MPI_Comm comm, int scount, MPI_Datatype sdt, int rcount,
@@ -18,6 +19,16 @@ void caracal_native_memo_keep(caracal_coll c, MPI_Comm comm, int scount, MPI_Dat
     m->root = root;
     m->places = places;
     m->generation = caracal_native_memo_generation();
+}
+
+void caracal_empty_memo_keep(caracal_coll c, MPI_Comm comm, int scount, MPI_Datatype sdt, int rcount,
+                             MPI_Datatype rdt, int root, int places, MPI_Op op)
+{
+    if (CARACAL_MPI_SMPI)
+        return;
+    caracal_empty_memo *e = &caracal_empty_memo_[c];
+    e->m = (caracal_native_memo){comm, sdt, rdt, scount, rcount, root, places, caracal_native_memo_generation()};
+    e->op = op;
 }
 
 void caracal_native_memo_forget(void)

@@ -9,8 +9,8 @@
  * reads: the communicator and datatype handles, the counts, the root and where MPI_IN_PLACE
  * was given (the byte count of gather and scatter depends on it). The rules see only the
  * communicator's size and the byte count, so a kept decision holds as long as both handles
- * name the same objects: every MPI_Comm_free, MPI_Comm_disconnect and MPI_Type_free (C and
- * Fortran, prof/hooks.h and prof/fhooks.h) and every change of the rules
+ * name the same objects: every MPI_Comm_free, MPI_Comm_disconnect, MPI_Type_free and
+ * MPI_Op_free (C and Fortran, prof/hooks.h and prof/fhooks.h) and every change of the rules
  * (caracal_select_generation) starts a new generation, which empties every memo.
  *
  * Kept only where the decision depends on nothing else: not after a `shm` or `rect` rule was
@@ -40,20 +40,20 @@ extern unsigned long caracal_handle_generation;
  *  cannot include this header: the profiler has a type of the same name as caracal_coll). */
 void caracal_native_memo_forget(void);
 
-static inline unsigned long caracal_native_memo_generation(void)
+__attribute__((always_inline)) static inline unsigned long caracal_native_memo_generation(void)
 {
     /* both only grow, so their sum changes whenever either does; never 0 (both start at 1) */
     return __atomic_load_n(&caracal_handle_generation, __ATOMIC_RELAXED) + caracal_select_generation;
 }
 
 /** `places`: bit 0 sendbuf was MPI_IN_PLACE, bit 1 recvbuf was. */
-static inline int caracal_native_memo_places(const void *sbuf, const void *rbuf)
+__attribute__((always_inline)) static inline int caracal_native_memo_places(const void *sbuf, const void *rbuf)
 {
     return (sbuf == MPI_IN_PLACE) | (rbuf == MPI_IN_PLACE) << 1;
 }
 
 /** Whether this call repeats the family's last native one (it then goes to the library). */
-static inline int caracal_native_memo_hit(caracal_coll c, MPI_Comm comm, int scount, MPI_Datatype sdt, int rcount,
+__attribute__((always_inline)) static inline int caracal_native_memo_hit(caracal_coll c, MPI_Comm comm, int scount, MPI_Datatype sdt, int rcount,
                                           MPI_Datatype rdt, int root, int places)
 {
     if (CARACAL_MPI_SMPI)
@@ -62,6 +62,28 @@ static inline int caracal_native_memo_hit(caracal_coll c, MPI_Comm comm, int sco
     return m->comm == comm && m->scount == scount && m->sdt == sdt && m->rcount == rcount && m->rdt == rdt &&
            m->root == root && m->places == places && m->generation == caracal_native_memo_generation();
 }
+
+/** The family's last empty call (a type signature of 0 bytes) that Caracal's own checks found
+ *  valid (coll/call.c, caracal_coll_call_empty_): a repeat returns at once, on every rank,
+ *  without the library. Kept as the native memo is, with the operator besides. */
+typedef struct {
+    caracal_native_memo m;
+    MPI_Op op;
+} caracal_empty_memo;
+extern __thread caracal_empty_memo caracal_empty_memo_[CARACAL_NCOLL] __attribute__((tls_model("initial-exec")));
+
+__attribute__((always_inline)) static inline int caracal_empty_memo_hit(caracal_coll c, MPI_Comm comm, int scount, MPI_Datatype sdt, int rcount,
+                                         MPI_Datatype rdt, int root, int places, MPI_Op op)
+{
+    if (CARACAL_MPI_SMPI)
+        return 0;
+    const caracal_empty_memo *e = &caracal_empty_memo_[c];
+    return e->m.comm == comm && e->m.scount == scount && e->m.sdt == sdt && e->m.rcount == rcount &&
+           e->m.rdt == rdt && e->m.root == root && e->m.places == places && e->op == op &&
+           e->m.generation == caracal_native_memo_generation();
+}
+void caracal_empty_memo_keep(caracal_coll c, MPI_Comm comm, int scount, MPI_Datatype sdt, int rcount,
+                             MPI_Datatype rdt, int root, int places, MPI_Op op);
 
 /** Keep this call's native decision (the caller checked that it may be kept). */
 void caracal_native_memo_keep(caracal_coll c, MPI_Comm comm, int scount, MPI_Datatype sdt, int rcount,

@@ -174,6 +174,9 @@ int caracal_fstatus_to_c(int K, const void *fst, MPI_Status *st);
 #define CARACAL_FHOOK_MPI_Type_free(K, t, ty, ierr) \
     caracal_native_memo_forget();                   \
     CARACAL_FWRAP(MPI_Type_free, ierr, t(ty, ierr), (void)0)
+#define CARACAL_FHOOK_MPI_Op_free(K, t, o, ierr)    \
+    caracal_native_memo_forget();                   \
+    CARACAL_FWRAP(MPI_Op_free, ierr, t(o, ierr), (void)0)
 
 /* Completion (fwaits.c): tracked receives get their bytes from the Fortran statuses. */
 void caracal_fwait(int K, void (*t)(void *, void *, void *), void *ra, void *rq, void *st, void *ierr);

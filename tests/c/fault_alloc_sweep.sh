@@ -21,6 +21,14 @@ for n in $list; do
   # which rank it reports first); that is cleanup, not a crash. MPICH's "Abort(34)" is the
   # error path itself.
   crash=$(echo "$out" | grep -iE "signal (4|6|7|8|11)([^0-9]|$)|segmentation|bus error|floating point exception|illegal instruction|MISMATCH")
+  # A peer's transport may abort when the aborting rank vanishes under a transfer: MPICH's
+  # UCX reading rank 0's memory by CMA ("process_vm_readv(pid=...) returned -1: No such
+  # process", then SIGABRT in ucs_fatal_error_message). With the error path shown, and
+  # no wrong result, that is cleanup too (CI at 7ce95e8, allocation 300, 1 run in 8 here).
+  if [ -n "$crash" ] && echo "$out" | grep -qE "out of memory|Unable to allocate memory" &&
+     echo "$out" | grep -qE "process_vm_readv.*No such process" && ! echo "$out" | grep -q MISMATCH; then
+    crash=""
+  fi
   if echo "$out" | grep -q "stress seed .* 0 mismatches" && [ $rc = 0 ]; then
     ok=$((ok + 1)); what="finished, 0 mismatches"
   # MPI_ERR_NO_MEM through the error handler: Caracal's line (core/xalloc.c), or only the

@@ -11,18 +11,32 @@ static int alltoallv(caracal_coll_call *c, MPI_Comm comm, MPI_Request *request)
     return caracal_coll_call_finish(t, comm, request);
 }
 
-int caracal_impl_MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+/* the blocking call past the shortcut (`how`: caracal_coll_call_shortcut's answer, or
+ * CARACAL_CALL_NATIVE): kept out of the entry point, so that the shortcut's paths save no
+ * registers and end in a tail call */
+__attribute__((noinline)) static int alltoallv_blocking(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, int how)
 {
-    if (!caracal_select_never(CARACAL_ALLTOALLV)) { /* else straight to the library */
+    if (how == CARACAL_CALL_GO) {
         caracal_coll_call c = {.coll = CARACAL_ALLTOALLV, .root = MPI_PROC_NULL, .op = MPI_OP_NULL, .sbuf = sendbuf, .scounts = sendcounts, .sdispls = sdispls, .sdt = sendtype, .rbuf = recvbuf, .rcounts = recvcounts, .rdispls = rdispls, .rdt = recvtype};
-        if (!caracal_coll_call_empty(&c, comm)) { /* empty: the library returns at once, on every rank */
-            int rc = alltoallv(&c, comm, NULL);
-            if (rc >= 0)
-                return rc;
-        }
+        if (caracal_coll_call_empty_(&c, comm)) /* empty: nothing to move on any rank */
+            return MPI_SUCCESS;
+        int rc = alltoallv(&c, comm, NULL);
+        if (rc >= 0)
+            return rc;
     }
     CARACAL_NATIVE_BLOCKING(PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm),
                             PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, &native_req));
+}
+
+int caracal_impl_MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    int how = caracal_select_never(CARACAL_ALLTOALLV) ? CARACAL_CALL_NATIVE
+                                                    : caracal_coll_call_shortcut(CARACAL_ALLTOALLV, comm, 0, sendtype, 0, recvtype, MPI_PROC_NULL, sendbuf, recvbuf, MPI_OP_NULL);
+    if (how == CARACAL_CALL_DONE) /* a repeated empty call: nothing to move on any rank */
+        return MPI_SUCCESS;
+    if (how == CARACAL_CALL_NATIVE && caracal_native_plain())
+        return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+    return alltoallv_blocking(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, how);
 }
 
 int caracal_impl_MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)

@@ -11,18 +11,32 @@ static int reduce_scatter(caracal_coll_call *c, MPI_Comm comm, MPI_Request *requ
     return caracal_coll_call_finish(t, comm, request);
 }
 
-int caracal_impl_MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+/* the blocking call past the shortcut (`how`: caracal_coll_call_shortcut's answer, or
+ * CARACAL_CALL_NATIVE): kept out of the entry point, so that the shortcut's paths save no
+ * registers and end in a tail call */
+__attribute__((noinline)) static int reduce_scatter_blocking(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int how)
 {
-    if (!caracal_select_never(CARACAL_REDUCE_SCATTER)) { /* else straight to the library */
+    if (how == CARACAL_CALL_GO) {
         caracal_coll_call c = {.coll = CARACAL_REDUCE_SCATTER, .root = MPI_PROC_NULL, .sbuf = sendbuf, .rbuf = recvbuf, .rcounts = recvcounts, .sdt = datatype, .op = op};
-        if (!caracal_coll_call_empty(&c, comm)) { /* empty: the library returns at once, on every rank */
-            int rc = reduce_scatter(&c, comm, NULL);
-            if (rc >= 0)
-                return rc;
-        }
+        if (caracal_coll_call_empty_(&c, comm)) /* empty: nothing to move on any rank */
+            return MPI_SUCCESS;
+        int rc = reduce_scatter(&c, comm, NULL);
+        if (rc >= 0)
+            return rc;
     }
     CARACAL_NATIVE_BLOCKING(PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm),
                             PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, &native_req));
+}
+
+int caracal_impl_MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    int how = caracal_select_never(CARACAL_REDUCE_SCATTER) ? CARACAL_CALL_NATIVE
+                                                    : caracal_coll_call_shortcut(CARACAL_REDUCE_SCATTER, comm, 0, datatype, 0, (MPI_Datatype)0, MPI_PROC_NULL, sendbuf, recvbuf, op);
+    if (how == CARACAL_CALL_DONE) /* a repeated empty call: nothing to move on any rank */
+        return MPI_SUCCESS;
+    if (how == CARACAL_CALL_NATIVE && caracal_native_plain())
+        return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
+    return reduce_scatter_blocking(sendbuf, recvbuf, recvcounts, datatype, op, comm, how);
 }
 
 int caracal_impl_MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)

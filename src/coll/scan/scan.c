@@ -11,20 +11,32 @@ static int scan(caracal_coll_call *c, MPI_Comm comm, MPI_Request *request)
     return caracal_coll_call_finish(t, comm, request);
 }
 
-int caracal_impl_MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+/* the blocking call past the shortcut (`how`: caracal_coll_call_shortcut's answer, or
+ * CARACAL_CALL_NATIVE): kept out of the entry point, so that the shortcut's paths save no
+ * registers and end in a tail call */
+__attribute__((noinline)) static int scan_blocking(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int how)
 {
-    /* an empty call (a signature of 0 bytes on every rank, seen in this rank's counts) goes to
-     * the library, whose own early return is faster than any check here */
-    if (!(count == 0) && !caracal_select_never(CARACAL_SCAN)) {
+    if (how == CARACAL_CALL_GO) {
         caracal_coll_call c = {.coll = CARACAL_SCAN, .root = MPI_PROC_NULL, .sbuf = sendbuf, .rbuf = recvbuf, .scount = count, .sdt = datatype, .op = op};
-        if (!caracal_coll_call_empty(&c, comm)) { /* empty: the library returns at once, on every rank */
-            int rc = scan(&c, comm, NULL);
-            if (rc >= 0)
-                return rc;
-        }
+        if (caracal_coll_call_empty_(&c, comm)) /* empty: nothing to move on any rank */
+            return MPI_SUCCESS;
+        int rc = scan(&c, comm, NULL);
+        if (rc >= 0)
+            return rc;
     }
     CARACAL_NATIVE_BLOCKING(PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm),
                             PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, &native_req));
+}
+
+int caracal_impl_MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    int how = caracal_select_never(CARACAL_SCAN) ? CARACAL_CALL_NATIVE
+                                                    : caracal_coll_call_shortcut(CARACAL_SCAN, comm, count, datatype, 0, (MPI_Datatype)0, MPI_PROC_NULL, sendbuf, recvbuf, op);
+    if (how == CARACAL_CALL_DONE) /* a repeated empty call: nothing to move on any rank */
+        return MPI_SUCCESS;
+    if (how == CARACAL_CALL_NATIVE && caracal_native_plain())
+        return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
+    return scan_blocking(sendbuf, recvbuf, count, datatype, op, comm, how);
 }
 
 int caracal_impl_MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)

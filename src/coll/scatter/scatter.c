@@ -11,20 +11,32 @@ static int scatter(caracal_coll_call *c, MPI_Comm comm, MPI_Request *request)
     return caracal_coll_call_finish(t, comm, request);
 }
 
-int caracal_impl_MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+/* the blocking call past the shortcut (`how`: caracal_coll_call_shortcut's answer, or
+ * CARACAL_CALL_NATIVE): kept out of the entry point, so that the shortcut's paths save no
+ * registers and end in a tail call */
+__attribute__((noinline)) static int scatter_blocking(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, int how)
 {
-    /* an empty call (a signature of 0 bytes on every rank, seen in this rank's counts) goes to
-     * the library, whose own early return is faster than any check here */
-    if (!(recvcount == 0 && recvbuf != MPI_IN_PLACE) && !caracal_select_never(CARACAL_SCATTER)) {
+    if (how == CARACAL_CALL_GO) {
         caracal_coll_call c = {.coll = CARACAL_SCATTER, .op = MPI_OP_NULL, .sbuf = sendbuf, .scount = sendcount, .sdt = sendtype, .rbuf = recvbuf, .rcount = recvcount, .rdt = recvtype, .root = root};
-        if (!caracal_coll_call_empty(&c, comm)) { /* empty: the library returns at once, on every rank */
-            int rc = scatter(&c, comm, NULL);
-            if (rc >= 0)
-                return rc;
-        }
+        if (caracal_coll_call_empty_(&c, comm)) /* empty: nothing to move on any rank */
+            return MPI_SUCCESS;
+        int rc = scatter(&c, comm, NULL);
+        if (rc >= 0)
+            return rc;
     }
     CARACAL_NATIVE_BLOCKING(PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm),
                             PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &native_req));
+}
+
+int caracal_impl_MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    int how = caracal_select_never(CARACAL_SCATTER) ? CARACAL_CALL_NATIVE
+                                                    : caracal_coll_call_shortcut(CARACAL_SCATTER, comm, sendcount, sendtype, recvcount, recvtype, root, sendbuf, recvbuf, MPI_OP_NULL);
+    if (how == CARACAL_CALL_DONE) /* a repeated empty call: nothing to move on any rank */
+        return MPI_SUCCESS;
+    if (how == CARACAL_CALL_NATIVE && caracal_native_plain())
+        return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    return scatter_blocking(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, how);
 }
 
 int caracal_impl_MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)

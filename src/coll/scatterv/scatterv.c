@@ -11,18 +11,32 @@ static int scatterv(caracal_coll_call *c, MPI_Comm comm, MPI_Request *request)
     return caracal_coll_call_finish(t, comm, request);
 }
 
-int caracal_impl_MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+/* the blocking call past the shortcut (`how`: caracal_coll_call_shortcut's answer, or
+ * CARACAL_CALL_NATIVE): kept out of the entry point, so that the shortcut's paths save no
+ * registers and end in a tail call */
+__attribute__((noinline)) static int scatterv_blocking(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, int how)
 {
-    if (!caracal_select_never(CARACAL_SCATTERV)) { /* else straight to the library */
+    if (how == CARACAL_CALL_GO) {
         caracal_coll_call c = {.coll = CARACAL_SCATTERV, .op = MPI_OP_NULL, .sbuf = sendbuf, .scounts = sendcounts, .sdispls = displs, .sdt = sendtype, .rbuf = recvbuf, .rcount = recvcount, .rdt = recvtype, .root = root};
-        if (!caracal_coll_call_empty(&c, comm)) { /* empty: the library returns at once, on every rank */
-            int rc = scatterv(&c, comm, NULL);
-            if (rc >= 0)
-                return rc;
-        }
+        if (caracal_coll_call_empty_(&c, comm)) /* empty: nothing to move on any rank */
+            return MPI_SUCCESS;
+        int rc = scatterv(&c, comm, NULL);
+        if (rc >= 0)
+            return rc;
     }
     CARACAL_NATIVE_BLOCKING(PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm),
                             PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, &native_req));
+}
+
+int caracal_impl_MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    int how = caracal_select_never(CARACAL_SCATTERV) ? CARACAL_CALL_NATIVE
+                                                    : caracal_coll_call_shortcut(CARACAL_SCATTERV, comm, 0, sendtype, recvcount, recvtype, root, sendbuf, recvbuf, MPI_OP_NULL);
+    if (how == CARACAL_CALL_DONE) /* a repeated empty call: nothing to move on any rank */
+        return MPI_SUCCESS;
+    if (how == CARACAL_CALL_NATIVE && caracal_native_plain())
+        return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    return scatterv_blocking(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, how);
 }
 
 int caracal_impl_MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
