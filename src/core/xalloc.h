@@ -17,7 +17,9 @@
  * be undone while the others run theirs. That is left only for buffers sized at run time by
  * the counts a step receives (caracal_steps_buf_get: a leader of alltoallv_hier, whose
  * members send their data unasked right after their counts: returning would need a
- * go-ahead from the leader before every member's data, one more message in every call).
+ * go-ahead from the leader before every member's data, one more message in every call,
+ * and an error outcome for running tasks, which core/progress.h does not have;
+ * docs/fuzzing.md, "Allocation failures").
  * The check is one branch on a pointer the caller tests
  * anyway. Files also built into the fuzzers and tools (coll/select.c, rules_file.c,
  * algorithms.c, core/config.c, log.c, combine.c, the map readers) check for NULL themselves. */

@@ -9,13 +9,19 @@
  * from the file system's totals (other jobs share them): every rank lists the Caracal
  * segments it has mapped (/proc/self/maps: "/dev/shm/caracal-*", unlinked once mapped),
  * rank 0 sums the distinct ones (by inode), at points where every rank has finished its
- * setup work (barriers).
+ * setup work (barriers). The file system's own count is printed beside it (at the same
+ * points: it includes the MPI library's files and, outside a private /dev/shm, other jobs').
+ * After MPI_Finalize every rank looks for files in /dev/shm that Caracal named after its
+ * process id (caracal-PID-*, caracal-budget-PID-*): none may remain.
  * Usage: test_shm_many NCOMMS CAP_BYTES */
 #include <caracal.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 enum { MAXSEG = 4096, CTL_PER_MEMBER = 9 << 10 };
 
@@ -60,6 +66,33 @@ static long long shm_used(void)
     return total;
 }
 
+/* Bytes in use in /dev/shm by the file system's count (every file there). */
+static long long devshm_used(void)
+{
+    struct statvfs fs;
+    if (statvfs("/dev/shm", &fs))
+        return -1;
+    return (long long)(fs.f_blocks - fs.f_bfree) * (long long)fs.f_frsize;
+}
+
+/* Files in /dev/shm that Caracal created under this process's id (printed). */
+static int leftovers(void)
+{
+    char a[64], b[64];
+    snprintf(a, sizeof a, "caracal-%d-", (int)getpid());
+    snprintf(b, sizeof b, "caracal-budget-%d-", (int)getpid());
+    DIR *d = opendir("/dev/shm");
+    int left = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (!strncmp(e->d_name, a, strlen(a)) || !strncmp(e->d_name, b, strlen(b))) {
+            printf("left in /dev/shm: %s\n", e->d_name);
+            left++;
+        }
+    if (d)
+        closedir(d);
+    return left;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -74,7 +107,7 @@ int main(int argc, char **argv)
     /* MPI_COMM_WORLD's own segment, created in MPI_Init, and its slots, mapped by shm_used's
      * gather the first time (a block collective) */
     shm_used();
-    long long before = shm_used(), peak = 0;
+    long long before = shm_used(), peak = 0, fs_before = devshm_used(), fs_peak = fs_before;
     /* small calls only: control parts, no slots */
     long long base = before, ctl_max = 0;
     MPI_Comm *small = malloc(ncomm * sizeof *small);
@@ -130,9 +163,11 @@ int main(int argc, char **argv)
                 break;
             }
         if (c % 16 == 15 || c == ncomm - 1) {
-            long long u = shm_used();
+            long long u = shm_used(), fs = devshm_used();
             if (u > peak)
                 peak = u;
+            if (fs > fs_peak)
+                fs_peak = fs;
         }
     }
     long ran = caracal_coll_count() - ran0;
@@ -151,10 +186,14 @@ int main(int argc, char **argv)
         printf("%d more communicators with small calls only: %.1f KiB of segments (at most %.1f KiB of control parts), "
                "%ld collectives ran in Caracal: %s\n",
                ncomm, small_used / 1024.0, ctl_max / 1024.0, ran_small, ok ? "ok" : "FAILED");
+        printf("/dev/shm as the file system counts it (all files): %.1f MiB at the start, at most %.1f MiB\n",
+               fs_before / 1048576.0, fs_peak / 1048576.0);
     }
     free(buf);
     free(sum);
     free(comms);
     MPI_Finalize();
+    if (leftovers())
+        ok = 0;
     return ok ? 0 : 1;
 }

@@ -84,8 +84,10 @@ enum { SEGMENT_CAP = 16 << 20, FALLBACK_SLOT = 64 << 10 };
  * communicator whose control segment does not fit has no segment (its node level runs
  * point-to-point). One warning per job, at MPI_Finalize. Bytes return to the budget when the communicator
  * is freed. The counter lives in a page of its own, created in MPI_Init over
- * MPI_COMM_TYPE_SHARED of MPI_COMM_WORLD (caracal_shm_budget_setup); without it (no
- * collectives at init) each process counts for itself. The counter is one atomic word in
+ * MPI_COMM_TYPE_SHARED of MPI_COMM_WORLD (caracal_shm_budget_setup); where that page cannot
+ * be had, each process counts for itself against its share (the cap / the node's process
+ * count), and where the node cannot be found the cap is 0 (no segments): either way the
+ * node's total stays within the cap. The counter is one atomic word in
  * shared memory: safe across processes and threads. */
 typedef struct {
     _Atomic long long used;
@@ -99,8 +101,12 @@ void caracal_shm_budget_setup(void)
 {
     MPI_Comm node;
     atomic_store(&budget_cap, shm_cap()); /* read once, before threads can take from the budget */
-    if (budget || PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS)
+    if (budget)
         return;
+    if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) {
+        atomic_store(&budget_cap, 0); /* no node to share a counter with: no segments (see below) */
+        return;
+    }
     int me, fd = -1;
     char name[64] = "";
     PMPI_Comm_rank(node, &me);
@@ -148,10 +154,18 @@ void caracal_shm_budget_setup(void)
     PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, node);
     if (me == 0 && name[0])
         shm_unlink(name);
-    if (ok)
+    if (ok) {
         budget = p; /* kept mapped until the process ends: 4 KiB */
-    else if (p != MAP_FAILED)
-        munmap(p, 4096);
+    } else {
+        if (p != MAP_FAILED)
+            munmap(p, 4096);
+        /* No shared counter: each process counts for itself, so each gets its share of the
+         * cap and the node's total stays within it (it was the whole cap per process: a node
+         * of 64 ranks could take 64 caps). The same value on every member. */
+        atomic_store(&budget_cap, cap / nodesize);
+        caracal_log("init", "shared memory: no budget page; each of the node's %d processes counts %lld bytes",
+                    nodesize, cap / nodesize);
+    }
     PMPI_Comm_free(&node);
 }
 
