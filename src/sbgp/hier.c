@@ -160,9 +160,9 @@ static int cmp_by_key(const void *a, const void *b)
     return x != y ? (x > y) - (x < y) : (i > j) - (i < j);
 }
 
-/* Add one level, locally (its communicator comes later, level_comms): participants t->part
- * grouped by t->key. Returns 1 if added, 0 if degenerate (all groups of size 1: not added),
- * -1 out of memory. */
+/* Add one level, locally (build makes its communicator after the second agreement):
+ * participants t->part grouped by t->key. Returns 1 if added, 0 if degenerate (all groups of
+ * size 1: not added), -1 out of memory (nothing of the level is left to free). */
 static int add_level(caracal_hier *h, const char *kind, build_tmp *t)
 {
     int n = h->size, me = h->rank;

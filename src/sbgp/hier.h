@@ -74,7 +74,7 @@ int caracal_hier_rep(const caracal_hier *h, int l, int i);
 /** Whether I (comm rank h->rank) take part in level l. */
 static inline int caracal_hier_member(const caracal_hier *h, int l, int r)
 {
-    return r == h->rank ? h->level[l].members != NULL : caracal_level_group(h, l, r) >= 0;
+    return r == h->rank ? h->level[l].members != 0 : caracal_level_group(h, l, r) >= 0;
 }
 /** A fresh tag block for one collective: tags [t, t+64) are its own. */
 int caracal_hier_next_tag(caracal_hier *h);
