@@ -73,16 +73,18 @@ def report(args):
     labels = list(dict.fromkeys(r["label"] for r in doc["runs"]))
     lines = ["# Caracal's memory per simulated rank, before and after (issue 19)", "",
              "bench/simulate/rank_memory.py: `caracal simulate` of bench/simulate/coll_time.c, barriers only "
-             "(CARACAL_BARRIER=hier), cluster of 32-core nodes, mmap privatization. Pss = peak proportional "
+             "(CARACAL_BARRIER=hier), cluster of 32-core nodes, block mapping, mmap privatization. Pss = peak proportional "
              "set size of the simulation (SMPI and every rank; all ranks are one process). CPU s: the "
-             "simulation's own. Wall s at idle priority on the shared 2-core machine (load as given).", "",
+             "simulation's own. Wall s on the shared 2-core machine, at idle priority or nice 10 (load as given: "
+             "mostly waiting).", "",
              "| ranks | source | commit | Pss MB | Pss per rank | CPU s | wall s | load |",
              "|---:|---|---|---:|---:|---:|---:|---:|"]
     for ranks in sorted({r["ranks"] for r in doc["runs"]}):
         for label in labels:
             for r in doc["runs"]:
                 if r["ranks"] == ranks and r["label"] == label:
-                    lines.append(f"| {ranks} | {label} | {r['commit']} | {r['pss_mb']:.0f} | "
+                    stop = "" if r.get("finished", True) else " (stopped unfinished: at least)"
+                    lines.append(f"| {ranks} | {label}{stop} | {r['commit']} | {r['pss_mb']:.0f} | "
                                  f"{r['pss_mb'] * 1024 / ranks:.0f} KB | {r['cpu_s']:.0f} | {r['wall_s']:.0f} | "
                                  f"{r['load']} |")
     lines += [""] + doc.get("notes", [])
