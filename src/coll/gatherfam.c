@@ -25,10 +25,10 @@ static int node_leader_of(const caracal_hier *h, int i)
 {
     if (h->nlevels == 0)
         return i;
-    const caracal_level *top = &h->level[h->nlevels - 1];
-    if (!strcmp(top->kind, "top"))
-        return top->rep[i];
-    return top->group[top->rep[i]];
+    int l = h->nlevels - 1, rep = caracal_hier_rep(h, l, i);
+    if (!strcmp(h->level[l].kind, "top"))
+        return rep;
+    return caracal_level_group(h, l, rep);
 }
 
 void caracal_gf_nodes_build(caracal_steps *s, const caracal_hier *h, int root, caracal_gf_nodes *nd)

@@ -15,7 +15,7 @@ const caracal_nodes *caracal_nodes_of(caracal_steps *s, const caracal_hier *h)
     int *leader = caracal_steps_scratch(s, (size_t)n * sizeof(int));
     int *id = caracal_steps_scratch(s, (size_t)n * sizeof(int));
     for (int i = 0; i < n; i++)
-        leader[i] = h->nlevels >= 2 ? h->level[h->nlevels - 1].rep[i] : i;
+        leader[i] = h->nlevels >= 2 ? caracal_hier_rep(h, h->nlevels - 1, i) : i;
     /* leaders are their groups' lowest ranks: numbering by first appearance orders them */
     g->count = 0;
     for (int i = 0; i < n; i++)

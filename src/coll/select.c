@@ -131,8 +131,32 @@ typedef struct {
 } rule;
 
 #define MAX_RULES 128 /* per family: a tuned file has one rule per measured cell */
-static rule rules[CARACAL_NCOLL][MAX_RULES];
-static int nrules[CARACAL_NCOLL];
+/* Each family's rules on the heap, as many as it has (a handful; a tuned file's more): a
+ * static MAX_RULES table per family was 136 KB per process, and under SMPI every simulated
+ * rank has its own copy of the static data (2.2 GB at 16,384 ranks). */
+static rule *rules[CARACAL_NCOLL];
+static int nrules[CARACAL_NCOLL], cap[CARACAL_NCOLL];
+
+/* room for one more rule of family c (0: MAX_RULES reached) */
+static int room(int c)
+{
+    if (nrules[c] == MAX_RULES)
+        return 0;
+    if (nrules[c] < cap[c])
+        return 1;
+    int want = cap[c] ? 2 * cap[c] : 8;
+    if (want > MAX_RULES)
+        want = MAX_RULES;
+    rule *grown = realloc(rules[c], (size_t)want * sizeof *grown);
+    if (!grown) { /* going on with fewer rules on this rank would make it choose unlike the others */
+        if (caracal_out_of_memory)
+            caracal_out_of_memory((size_t)want * sizeof *grown);
+        abort();
+    }
+    rules[c] = grown;
+    cap[c] = want;
+    return 1;
+}
 static int ready;
 
 /* A non-negative number with an optional k/m/g suffix. It must start with a digit: strtoll
@@ -248,7 +272,7 @@ static int parse_into(int c, const char *text, const char *origin)
         return 1;
     }
     for (char *tok = strtok_r(copy, ",; \t", &save); tok; tok = strtok_r(NULL, ",; \t", &save)) {
-        if (nrules[c] == MAX_RULES) {
+        if (!room(c)) {
             caracal_warn_job("%s: more than %d rules for %s; the rest ignored", origin, MAX_RULES, caracal_coll_names[c]);
             break;
         }
@@ -277,7 +301,7 @@ static void imply_schedule(int c, int first, const char *origin)
     const caracal_alg_info *d = caracal_alg_default(c);
     if (has_comm || !nlevel || !d)
         return;
-    for (int i = first; i < first + nlevel && nrules[c] < MAX_RULES; i++) {
+    for (int i = first; i < first + nlevel && room(c); i++) {
         rule *r = &rules[c][nrules[c]++];
         *r = rules[c][i];
         strcpy(r->kind, "comm");

@@ -8,27 +8,20 @@
  * (core/under_smpi.h). */
 #include "group_comm.h"
 #include "under_smpi.h"
-#include "xalloc.h"
-#include <stdlib.h>
 
-void caracal_group_comm(MPI_Comm dup, const int *group, int me, int n, MPI_Comm *out)
+void caracal_group_comm(MPI_Comm dup, int me, int color, const int *members, int k, MPI_Comm *out)
 {
     if (!caracal_smpi()) {
-        PMPI_Comm_split(dup, group[me] >= 0 ? group[me] : MPI_UNDEFINED, me, out);
+        PMPI_Comm_split(dup, color >= 0 ? color : MPI_UNDEFINED, me, out);
         return;
     }
     *out = MPI_COMM_NULL;
-    if (group[me] < 0)
+    if (color < 0)
         return;
-    int k = 0, *members = caracal_xmalloc((size_t)n * sizeof *members);
-    for (int i = 0; i < n; i++)
-        if (group[i] == group[me])
-            members[k++] = i;
     MPI_Group all, mine;
     PMPI_Comm_group(dup, &all);
     PMPI_Group_incl(all, k, members, &mine);
     PMPI_Comm_create_group(dup, mine, 0, out);
     PMPI_Group_free(&mine);
     PMPI_Group_free(&all);
-    free(members);
 }

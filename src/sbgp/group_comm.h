@@ -4,9 +4,9 @@
 #define CARACAL_SBGP_GROUP_COMM_H
 #include <mpi.h>
 
-/** Collective over the ranks of `dup` with group[i] >= 0 (each calls it with the same group[]):
- *  *out is the communicator of the ranks i with group[i] == group[me], ordered by rank in dup;
- *  MPI_COMM_NULL where group[me] < 0. Ranks with group[me] < 0 may skip the call. */
-void caracal_group_comm(MPI_Comm dup, const int *group, int me, int n, MPI_Comm *out);
+/** Collective over the ranks of `dup` (each calls it): *out is the communicator of my group,
+ *  whose id is `color` (>= 0) and whose comm ranks are members[0..k) ascending (me among
+ *  them); MPI_COMM_NULL where color < 0. Under SMPI, ranks with color < 0 skip the exchange. */
+void caracal_group_comm(MPI_Comm dup, int me, int color, const int *members, int k, MPI_Comm *out);
 
 #endif

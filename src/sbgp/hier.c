@@ -95,8 +95,7 @@ static void free_level(caracal_level *lv)
     if (lv->comm != MPI_COMM_NULL)
         PMPI_Comm_free(&lv->comm);
     free(lv->group);
-    free(lv->lrank);
-    free(lv->rep);
+    free(lv->members);
     memset(lv, 0, sizeof *lv);
     lv->comm = MPI_COMM_NULL;
 }
@@ -112,9 +111,6 @@ void caracal_hier_release(caracal_hier *h)
     for (int l = 0; l < h->nlevels; l++)
         free_level(&h->level[l]);
     h->flat.comm = MPI_COMM_NULL; /* it is dup */
-    free(h->flat.group);
-    free(h->flat.lrank);
-    free(h->flat.rep);
     PMPI_Comm_free(&h->dup);
     free(h);
 }
@@ -126,40 +122,32 @@ static int delete_fn(MPI_Comm comm, int kv, void *attr, void *extra)
     return MPI_SUCCESS;
 }
 
-/* Everything a build keeps or uses, taken before its first communication (build_mem_take):
- * a rank that cannot get it says so in one agreement, and every rank leaves the communicator
- * to the native library (nothing was built anywhere, nothing to undo), instead of one rank
- * ending the job halfway through the build's collectives while the others wait in them. */
+/* Memory, and the all-or-nothing agreement (issue 14). A rank that cannot get what the build
+ * needs says so in an agreement, and every rank leaves the communicator to the native library
+ * (nothing that could not be undone was built anywhere), instead of one rank ending the job
+ * halfway through the build's collectives while the others wait in them. Two agreements:
+ * the first on the allgather's receive buffer (8 bytes x n), the second after the levels
+ * were computed locally; all other n-sized temporaries are taken after the allgather and
+ * given back before the second agreement, so no rank holds them across a blocking call
+ * (under SMPI every simulated rank holds what it holds in a blocking call at once: 100 bytes
+ * x n per rank across the whole build was 25 GiB at 16,384 ranks). What stays: one n-int
+ * group array per level that has several groups, and my own group's members. */
 typedef struct {
-    long long *keys, *key;             /* 2n, n */
-    int *world, *part, *gsize, *order; /* n each */
-    int *lv[CARACAL_MAX_LEVELS][3];    /* group, lrank, rep for each level the build may add */
-    int *flat[3];                      /* the flat level's group, lrank, rep */
-} build_mem;
+    long long *key;        /* n: this level's key of each participant */
+    int *part, *gsize, *order, *group; /* n each (group: the level being computed) */
+} build_tmp;
 
-static void build_mem_free(build_mem *m)
+static void build_tmp_free(build_tmp *t)
 {
-    free(m->keys), free(m->key), free(m->world), free(m->part), free(m->gsize), free(m->order);
-    for (int l = 0; l < CARACAL_MAX_LEVELS; l++)
-        for (int k = 0; k < 3; k++)
-            free(m->lv[l][k]);
-    for (int k = 0; k < 3; k++)
-        free(m->flat[k]);
-    memset(m, 0, sizeof *m);
+    free(t->key), free(t->part), free(t->gsize), free(t->order), free(t->group);
+    memset(t, 0, sizeof *t);
 }
 
-/* 1 if every block could be had (plain malloc: a failure is an answer here, not the end) */
-static int build_mem_take(build_mem *m, int n)
+static int build_tmp_take(build_tmp *t, int n)
 {
-    size_t ints = (size_t)n * sizeof(int), lls = (size_t)n * sizeof(long long);
-    int ok = (m->keys = malloc(2 * lls)) && (m->key = malloc(lls)) && (m->world = malloc(ints)) &&
-             (m->part = malloc(ints)) && (m->gsize = malloc(ints)) && (m->order = malloc(ints));
-    for (int l = 0; l < CARACAL_MAX_LEVELS; l++)
-        for (int k = 0; k < 3 && ok; k++)
-            ok = (m->lv[l][k] = malloc(ints)) != NULL;
-    for (int k = 0; k < 3 && ok; k++)
-        ok = (m->flat[k] = malloc(ints)) != NULL;
-    return ok;
+    size_t ints = (size_t)n * sizeof(int);
+    return (t->key = malloc((size_t)n * sizeof(long long))) && (t->part = malloc(ints)) &&
+           (t->gsize = malloc(ints)) && (t->order = malloc(ints)) && (t->group = malloc(ints));
 }
 
 /* qsort's order of participants in add_level: by key, then rank (the keys in a thread-local:
@@ -172,21 +160,22 @@ static int cmp_by_key(const void *a, const void *b)
     return x != y ? (x > y) - (x < y) : (i > j) - (i < j);
 }
 
-/* Add one level: participants `part` grouped by `key`; returns 0 if the level is
- * degenerate (all groups of size 1) and was not added. Its arrays come from m. */
-static int add_level(caracal_hier *h, const char *kind, int *part, const long long *key, build_mem *m)
+/* Add one level, locally (build makes its communicator after the second agreement):
+ * participants t->part grouped by t->key. Returns 1 if added, 0 if degenerate (all groups of
+ * size 1: not added), -1 out of memory (nothing of the level is left to free). */
+static int add_level(caracal_hier *h, const char *kind, build_tmp *t)
 {
-    int n = h->size;
+    int n = h->size, me = h->rank;
     if (h->nlevels == CARACAL_MAX_LEVELS)
         return 0;
-    int *group = m->lv[h->nlevels][0], *lrank = m->lv[h->nlevels][1], *gsize = m->gsize;
+    int *group = t->group, *gsize = t->gsize, *part = t->part, *order = t->order;
+    const long long *key = t->key;
     memset(gsize, 0, (size_t)n * sizeof *gsize);
-    int maxg = 0;
     /* participants sorted by (key, rank): the first of each run of equal keys is its group's
      * leader. n log n, not n * groups: every simulated rank does this on one host core. */
-    int np = 0, *order = m->order;
+    int np = 0;
     for (int i = 0; i < n; i++) {
-        group[i] = lrank[i] = -1;
+        group[i] = -1;
         if (part[i])
             order[np++] = i;
     }
@@ -196,30 +185,43 @@ static int add_level(caracal_hier *h, const char *kind, int *part, const long lo
         int i = order[p];
         group[i] = p > 0 && key[order[p - 1]] == key[i] ? group[order[p - 1]] : i;
     }
+    int maxg = 0, ngroups = 0;
     for (int i = 0; i < n; i++) {
         if (!part[i])
             continue;
-        lrank[i] = gsize[group[i]]++;
-        if (gsize[group[i]] > maxg)
+        ngroups += group[i] == i;
+        if (++gsize[group[i]] > maxg)
             maxg = gsize[group[i]];
     }
     if (maxg < 2)
-        return 0; /* (its arrays stay in m for the next level) */
+        return 0;
     caracal_level *lv = &h->level[h->nlevels];
+    memset(lv, 0, sizeof *lv);
+    lv->comm = MPI_COMM_NULL;
     lv->kind = kind;
-    lv->group = group;
-    lv->lrank = lrank;
     lv->maxgroup = maxg;
-    lv->rep = m->lv[h->nlevels][2];
-    m->lv[h->nlevels][0] = m->lv[h->nlevels][1] = m->lv[h->nlevels][2] = NULL; /* the level's now */
-    for (int i = 0; i < n; i++)
-        lv->rep[i] = h->nlevels == 0 ? i : h->level[h->nlevels - 1].group[h->level[h->nlevels - 1].rep[i]];
-    caracal_group_comm(h->dup, group, h->rank, n, &lv->comm);
     lv->rank = -1;
-    lv->size = 0;
-    if (lv->comm != MPI_COMM_NULL) {
-        PMPI_Comm_rank(lv->comm, &lv->rank);
-        PMPI_Comm_size(lv->comm, &lv->size);
+    if (part[me]) { /* my group's members, ascending: their ranks in its communicator */
+        int mine = group[me], k = 0;
+        if (!(lv->members = malloc((size_t)gsize[mine] * sizeof(int))))
+            return -1;
+        for (int i = mine; i < n && k < gsize[mine]; i++)
+            if (group[i] == mine) {
+                if (i == me)
+                    lv->rank = k;
+                lv->members[k++] = i;
+            }
+        lv->size = k;
+    }
+    if (ngroups == 1) { /* one group: its leader says it all (caracal_level_group) */
+        lv->leader = order[0];
+    } else {
+        if (!(lv->group = malloc((size_t)n * sizeof(int)))) {
+            free(lv->members);
+            lv->members = NULL;
+            return -1;
+        }
+        memcpy(lv->group, group, (size_t)n * sizeof(int));
     }
     h->nlevels++;
     /* the next level's participants: this level's leaders */
@@ -248,21 +250,77 @@ static int distinct_groups(const caracal_topology *t, int l, const int *world, i
     return count;
 }
 
+/* The levels, locally, from every rank's allgathered value (build): 0, or -1 out of memory
+ * (then the levels added so far are freed by the caller). */
+static int compute_levels(caracal_hier *h, const caracal_topology *topo, const long long *all)
+{
+    int n = h->size, rc = 0;
+    build_tmp t = {0};
+    if (!build_tmp_take(&t, n)) {
+        build_tmp_free(&t);
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        t.part[i] = 1;
+    if (topo) { /* CARACAL_TOPOLOGY: the levels of caracal nodemap's document, bottom to top */
+        int *world = t.order; /* (add_level's order is free until add_level) */
+        for (int l = 0; l < topo->nlevels && h->nlevels < CARACAL_MAX_LEVELS - 1 && rc >= 0; l++) {
+            for (int i = 0; i < n; i++)
+                world[i] = (int)all[i];
+            /* A level that groups this communicator exactly as the next one does is that
+             * level: the upper name wins. nodemap writes a "socket" level even where every
+             * host has one socket (the hostnames give no socket level there), and only a
+             * level called "node" gets the shared-memory segment and node/... rules. */
+            if (l + 1 < topo->nlevels &&
+                distinct_groups(topo, l, world, n, t.key) == distinct_groups(topo, l + 1, world, n, t.key))
+                continue;
+            for (int i = 0; i < n; i++)
+                t.key[i] = caracal_topology_group(topo, l, world[i]);
+            rc = add_level(h, topo->level_name[l], &t);
+        }
+    } else {
+        /* all[i]: socket key (>= 0: node key x 4096 + package), or -1 - node key (no package) */
+        int have_socket = 1;
+        for (int i = 0; i < n; i++)
+            have_socket &= all[i] >= 0;
+        if (have_socket) {
+            for (int i = 0; i < n; i++)
+                t.key[i] = all[i];
+            rc = add_level(h, "socket", &t);
+        }
+        for (int i = 0; i < n; i++)
+            t.key[i] = all[i] >= 0 ? all[i] / 4096 : -1 - all[i];
+        if (rc >= 0)
+            rc = add_level(h, "node", &t);
+    }
+    for (int i = 0; i < n; i++)
+        t.key[i] = 0;
+    if (rc >= 0)
+        rc = add_level(h, "top", &t);
+    /* a single group holding everybody at a lower level is the top already */
+    build_tmp_free(&t);
+    return rc < 0 ? -1 : 0;
+}
+
 static caracal_hier *build(MPI_Comm comm)
 {
     static long serials;
     int n = 0;
     PMPI_Comm_size(comm, &n);
-    build_mem m = {0};
     caracal_hier *h = calloc(1, sizeof *h);
-    int ok = h && build_mem_take(&m, n);
-    /* the one agreement (comm: every rank is in this blocking collective, as for the dup) */
-    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
-    if (!ok) {
+    long long *all = malloc((size_t)n * sizeof *all);
+    const caracal_topology *topo = caracal_topology_get();
+    /* the first agreement (comm: every rank is in this blocking collective, as for the dup),
+     * also on whether every rank reads CARACAL_TOPOLOGY (what the allgather carries) */
+    int agree[2] = {h && all, topo != NULL};
+    PMPI_Allreduce(MPI_IN_PLACE, agree, 2, MPI_INT, MPI_MIN, comm);
+    if (!agree[0]) {
         free(h);
-        build_mem_free(&m);
+        free(all);
         return NULL;
     }
+    if (!agree[1])
+        topo = NULL;
     h->serial = (unsigned long)caracal_add_long(&serials, 1); /* threads build hierarchies of distinct communicators at once */
     h->comm = comm;
     h->refs = 1;
@@ -270,58 +328,47 @@ static caracal_hier *build(MPI_Comm comm)
     PMPI_Comm_rank(h->dup, &h->rank);
     PMPI_Comm_size(h->dup, &h->size);
 
-    /* node key: lowest rank of my shared-memory node, refined by CARACAL_NODE_SIZE */
-    MPI_Comm node;
-    int nodeleader = h->rank;
-    PMPI_Comm_split_type(h->dup, MPI_COMM_TYPE_SHARED, h->rank, MPI_INFO_NULL, &node);
-    PMPI_Allreduce(MPI_IN_PLACE, &nodeleader, 1, MPI_INT, MPI_MIN, node);
-    PMPI_Comm_free(&node);
-    long long vsize = caracal_setting_int(CARACAL_SET_NODE_SIZE);
-    long long mine[2];
-    mine[1] = (long long)nodeleader * (n + 1) + (vsize > 0 ? h->rank / vsize : 0);
-    int sock = socket_key();
-    mine[0] = sock < 0 ? -1 : mine[1] * 4096 + sock;
-    long long *keys = m.keys;
-    PMPI_Allgather(mine, 2, MPI_LONG_LONG, keys, 2, MPI_LONG_LONG, h->dup);
-    int wrank, *world = m.world;
-    PMPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    PMPI_Allgather(&wrank, 1, MPI_INT, world, 1, MPI_INT, h->dup);
-
-    int *part = m.part;
-    long long *key = m.key;
-    for (int i = 0; i < n; i++)
-        part[i] = 1;
-    const caracal_topology *topo = caracal_topology_get();
-    if (topo) { /* CARACAL_TOPOLOGY: the levels of caracal nodemap's document, bottom to top */
-        for (int l = 0; l < topo->nlevels && h->nlevels < CARACAL_MAX_LEVELS - 1; l++) {
-            /* A level that groups this communicator exactly as the next one does is that
-             * level: the upper name wins. nodemap writes a "socket" level even where every
-             * host has one socket (the hostnames give no socket level there), and only a
-             * level called "node" gets the shared-memory segment and node/... rules. */
-            if (l + 1 < topo->nlevels &&
-                distinct_groups(topo, l, world, n, key) == distinct_groups(topo, l + 1, world, n, key))
-                continue;
-            for (int i = 0; i < n; i++)
-                key[i] = caracal_topology_group(topo, l, world[i]);
-            add_level(h, topo->level_name[l], part, key, &m);
-        }
+    long long mine;
+    if (topo) { /* the topology document is by world rank */
+        int wrank;
+        PMPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+        mine = wrank;
     } else {
-        int have_socket = 1;
-        for (int i = 0; i < n; i++)
-            have_socket &= keys[2 * i] >= 0;
-        if (have_socket) {
-            for (int i = 0; i < n; i++)
-                key[i] = keys[2 * i];
-            add_level(h, "socket", part, key, &m);
-        }
-        for (int i = 0; i < n; i++)
-            key[i] = keys[2 * i + 1];
-        add_level(h, "node", part, key, &m);
+        /* node key: lowest rank of my shared-memory node, refined by CARACAL_NODE_SIZE */
+        MPI_Comm node;
+        int nodeleader = h->rank;
+        PMPI_Comm_split_type(h->dup, MPI_COMM_TYPE_SHARED, h->rank, MPI_INFO_NULL, &node);
+        PMPI_Allreduce(MPI_IN_PLACE, &nodeleader, 1, MPI_INT, MPI_MIN, node);
+        PMPI_Comm_free(&node);
+        long long vsize = caracal_setting_int(CARACAL_SET_NODE_SIZE);
+        long long nodekey = (long long)nodeleader * (n + 1) + (vsize > 0 ? h->rank / vsize : 0);
+        int sock = socket_key();
+        mine = sock < 0 ? -1 - nodekey : nodekey * 4096 + sock;
     }
-    for (int i = 0; i < n; i++)
-        key[i] = 0;
-    add_level(h, "top", part, key, &m);
-    /* a single group holding everybody at a lower level is the top already */
+    PMPI_Allgather(&mine, 1, MPI_LONG_LONG, all, 1, MPI_LONG_LONG, h->dup);
+
+    /* local from here to the second agreement: the temporaries are taken and given back */
+    int ok = compute_levels(h, topo, all) == 0;
+    free(all);
+    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, h->dup);
+    if (!ok) {
+        for (int l = 0; l < h->nlevels; l++) /* (add_level gave back a level it could not finish) */
+            free_level(&h->level[l]);
+        PMPI_Comm_free(&h->dup);
+        free(h);
+        return NULL;
+    }
+    for (int l = 0; l < h->nlevels; l++) {
+        caracal_level *lv = &h->level[l];
+        int color = lv->members ? lv->members[0] : -1;
+        caracal_group_comm(h->dup, h->rank, color, lv->members, lv->size, &lv->comm);
+        lv->rank = -1;
+        lv->size = 0;
+        if (lv->comm != MPI_COMM_NULL) {
+            PMPI_Comm_rank(lv->comm, &lv->rank);
+            PMPI_Comm_size(lv->comm, &lv->size);
+        }
+    }
 
     /* the flat level: everybody on dup */
     h->flat.kind = "top";
@@ -329,23 +376,15 @@ static caracal_hier *build(MPI_Comm comm)
     h->flat.rank = h->rank;
     h->flat.size = n;
     h->flat.maxgroup = n;
-    h->flat.group = m.flat[0];
-    h->flat.lrank = m.flat[1];
-    h->flat.rep = m.flat[2];
-    m.flat[0] = m.flat[1] = m.flat[2] = NULL;
-    build_mem_free(&m); /* the temporaries and the levels not added */
-    for (int i = 0; i < n; i++) {
-        h->flat.group[i] = 0;
-        h->flat.lrank[i] = i;
-        h->flat.rep[i] = i;
-    }
+    h->flat.leader = 0;
+    h->flat.everyone = 1;
 
     int len = 0;
     h->desc[0] = 0;
     for (int l = 0; l < h->nlevels; l++) {
         int ngroups = 0;
         for (int i = 0; i < n; i++)
-            ngroups += h->level[l].group[i] == i;
+            ngroups += caracal_level_group(h, l, i) == i;
         len += snprintf(h->desc + len, sizeof h->desc - len, "%s%s(%dx%d)", l ? "+" : "", h->level[l].kind,
                         ngroups, h->level[l].maxgroup);
         if (len >= (int)sizeof h->desc)
@@ -368,13 +407,13 @@ static void log_groups(const caracal_hier *h)
         const caracal_level *lv = &h->level[l];
         int ngroups = 0;
         for (int i = 0; i < h->size; i++)
-            ngroups += lv->group[i] == i;
+            ngroups += caracal_level_group(h, l, i) == i;
         len += snprintf(line + len, sizeof line - len, " %s(%dx%d)=", lv->kind, ngroups, lv->maxgroup);
         for (int g = 0; g < h->size && len < (int)sizeof line; g++) {
-            if (lv->group[g] != g)
+            if (caracal_level_group(h, l, g) != g)
                 continue;
             for (int i = g; i < h->size && len < (int)sizeof line; i++)
-                if (lv->group[i] == g)
+                if (caracal_level_group(h, l, i) == g)
                     len += snprintf(line + len, sizeof line - len, "%s%d", i == g ? "{" : ",", i);
             if (len < (int)sizeof line)
                 len += snprintf(line + len, sizeof line - len, "}");
@@ -449,11 +488,48 @@ void caracal_hier_finalize(void)
     PMPI_Comm_free_keyval(&keyval);
 }
 
+int caracal_level_group(const caracal_hier *h, int l, int i)
+{
+    if (l < 0)
+        return 0;
+    const caracal_level *lv = &h->level[l];
+    if (lv->group)
+        return lv->group[i];
+    /* one group: every participant is in it; a level's participants are the leaders of the
+     * level below (every rank at level 0) */
+    return l == 0 || caracal_level_group(h, l - 1, i) == i ? lv->leader : -1;
+}
+
+int caracal_level_lrank(const caracal_level *lv, int i)
+{
+    if (lv->everyone)
+        return i;
+    int lo = 0, hi = lv->members ? lv->size : 0; /* members ascending: binary search */
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (lv->members[mid] == i)
+            return mid;
+        if (lv->members[mid] < i)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+int caracal_hier_rep(const caracal_hier *h, int l, int i)
+{
+    for (int k = 0; k < l; k++) /* the leader of its group at each level below */
+        i = caracal_level_group(h, k, i);
+    return i;
+}
+
 int caracal_hier_group_root(const caracal_hier *h, int l, int root)
 {
     const caracal_level *lv = l < 0 ? &h->flat : &h->level[l];
-    int r = lv->rep[root];
-    return lv->group[r] == lv->group[h->rank] ? lv->lrank[r] : 0;
+    /* its representative if that is in my group, else the leader (0) */
+    int r = caracal_level_lrank(lv, caracal_hier_rep(h, l, root));
+    return r >= 0 ? r : 0;
 }
 
 int caracal_hier_next_tag(caracal_hier *h)

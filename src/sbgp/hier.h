@@ -23,10 +23,17 @@ typedef struct {
     const char *kind;   /* "socket", "node" or "top" (level kind for selection) */
     MPI_Comm comm;      /* my group at this level; MPI_COMM_NULL if I do not take part */
     int rank, size;     /* mine in comm (-1, 0 when not taking part) */
-    int *group;         /* [n] group id (its leader's rank) of comm rank i here; -1 if absent */
-    int *lrank;         /* [n] rank of comm rank i within its group; -1 if absent */
-    int *rep;           /* [n] which participant of this level represents comm rank i */
+    /* What a rank keeps is O(n) only where it must be: a rooted collective asks which group
+     * any rank is in. Under SMPI every simulated rank lives in one process, so n ints per rank
+     * are n^2 for the simulation (4 GiB at 32,768 ranks per n-sized array).
+     * Read them through caracal_level_group / caracal_level_lrank / caracal_hier_rep. */
+    int *group;         /* [n] group id (its leader's rank) of comm rank i here, -1 if absent;
+                           NULL where the level is one group (top, flat): then `leader` */
+    int leader;         /* the group's leader where group is NULL */
+    int *members;       /* my group's comm ranks, ascending = their ranks in comm (size of
+                           them); NULL if I am absent, or for the flat level (every rank) */
     int maxgroup;       /* largest group size at this level (the same on every rank) */
+    int everyone;       /* the flat level: every comm rank, in order */
 } caracal_level;
 
 typedef struct caracal_hier {
@@ -56,8 +63,19 @@ void caracal_hier_finalize(void);
 /** At level l, the rank within my group of the member through which the data of comm rank
  *  `root` enters or leaves my group: its representative if it is inside, else the leader 0. */
 int caracal_hier_group_root(const caracal_hier *h, int l, int root);
-/** Whether comm rank `r` takes part in level l. */
-static inline int caracal_hier_member(const caracal_hier *h, int l, int r) { return h->level[l].lrank[r] >= 0; }
+/** The group (its leader's comm rank) of comm rank i at level l (-1: i does not take part);
+ *  l = -1 is the flat level. */
+int caracal_level_group(const caracal_hier *h, int l, int i);
+/** The rank within MY group at this level of comm rank i; -1 if i is not in my group. */
+int caracal_level_lrank(const caracal_level *lv, int i);
+/** Which participant of level l represents comm rank i (the leader of its group one level
+ *  below; i itself at level 0 and on the flat level). */
+int caracal_hier_rep(const caracal_hier *h, int l, int i);
+/** Whether I (comm rank h->rank) take part in level l. */
+static inline int caracal_hier_member(const caracal_hier *h, int l, int r)
+{
+    return r == h->rank ? h->level[l].members != 0 : caracal_level_group(h, l, r) >= 0;
+}
 /** A fresh tag block for one collective: tags [t, t+64) are its own. */
 int caracal_hier_next_tag(caracal_hier *h);
 

@@ -55,13 +55,13 @@ int caracal_print_hierarchy(MPI_Comm comm)
                     lv->maxgroup);
             int first = 1;
             for (int g = 0; g < n; g++) {
-                if (lv->group[g] != g)
+                if (caracal_level_group(h, l, g) != g)
                     continue;
                 fprintf(f, "%s{\"leader\": %d, \"members\": [", first ? "" : ", ", g);
                 first = 0;
                 int m = 0, shared = 1;
                 for (int i = g; i < n; i++)
-                    if (lv->group[i] == g) {
+                    if (caracal_level_group(h, l, i) == g) {
                         fprintf(f, "%s%d", m++ ? ", " : "", i);
                         shared &= shms[i];
                     }

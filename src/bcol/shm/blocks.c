@@ -449,7 +449,7 @@ int caracal_shm_blocks_usable(const caracal_hier *h)
     if (!s || !caracal_shm_has_slots(s) || h->nlevels != 1 || s->level != 0 || s->n != h->size || s->me != h->rank)
         return 0;
     for (int i = 0; i < h->size; i++)
-        if (h->level[0].lrank[i] != i)
+        if (caracal_level_lrank(&h->level[0], i) != i)
             return 0;
     return 1;
 }

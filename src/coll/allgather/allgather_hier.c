@@ -111,11 +111,11 @@ static caracal_task *allgatherv_hier_shm(const caracal_ml_args *a, const char *n
     size_t *mbytes = caracal_steps_scratch(ring, members * sizeof *mbytes);
     char **mdst = caracal_steps_scratch(ring, members * sizeof *mdst);
     for (int p = nd.first[k]; p < nd.first[k + 1]; p++) {
-        int r = nd.order[p], m = lv->lrank[r];
+        int r = nd.order[p], m = caracal_level_lrank(lv, r);
         mbytes[m] = bytes[r];
         mdst[m] = packed + off[p];
     }
-    caracal_task *in = caracal_shm_node_gather(h, lv->lrank[leader], mbytes, mine, mdst);
+    caracal_task *in = caracal_shm_node_gather(h, caracal_level_lrank(lv, leader), mbytes, mine, mdst);
     if (me == leader) {
         int right = nd.leader[(k + 1) % nnodes], left = nd.leader[(k - 1 + nnodes) % nnodes];
         for (int t = 0; t < nnodes - 1; t++) {
@@ -128,7 +128,7 @@ static caracal_task *allgatherv_hier_shm(const caracal_ml_args *a, const char *n
         }
     }
     caracal_task *across = caracal_steps_task(ring);
-    caracal_task *out = caracal_shm_bcast(h, packed, (int)off[n], MPI_BYTE, lv->lrank[leader]);
+    caracal_task *out = caracal_shm_bcast(h, packed, (int)off[n], MPI_BYTE, caracal_level_lrank(lv, leader));
     caracal_steps *fin = caracal_steps_new(name, NULL, a->tag);
     if (!direct)
         caracal_gf_unpack_all(fin, n, packed, off, nd.order, rbuf, rcounts, rdispls, rdt, in_place ? me : -1);

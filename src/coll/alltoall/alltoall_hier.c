@@ -32,13 +32,13 @@ static caracal_task *alltoall_hier_shm(const caracal_ml_args *a, caracal_steps *
     int n = h->size, r = h->rank;
     MPI_Comm comm = h->dup;
     const caracal_level *lv = &h->level[0];
-    int me = g->node[r], m = caracal_nodes_size(g, me), leader = caracal_nodes_leader(g, me), root = lv->lrank[leader];
+    int me = g->node[r], m = caracal_nodes_size(g, me), leader = caracal_nodes_leader(g, me), root = caracal_level_lrank(lv, leader);
     const int *mine = g->members + g->start[me];
     size_t row = (size_t)n * block;
     size_t *rows = caracal_steps_scratch(s, (size_t)lv->size * sizeof *rows);
     char **at = caracal_steps_scratch(s, (size_t)lv->size * sizeof *at);
     for (int i = 0; i < m; i++)
-        rows[lv->lrank[mine[i]]] = row;
+        rows[caracal_level_lrank(lv, mine[i])] = row;
     caracal_task *in, *out;
     if (r != leader) {
         /* the row now (a nonblocking call's send buffer is defined at the call) */
@@ -50,7 +50,7 @@ static caracal_task *alltoall_hier_shm(const caracal_ml_args *a, caracal_steps *
         char *gathered = caracal_steps_scratch_raw(s, (size_t)m * row);
         char *result = caracal_steps_scratch_raw(s, (size_t)m * row);
         for (int i = 0; i < m; i++)
-            at[lv->lrank[mine[i]]] = gathered + (size_t)i * row;
+            at[caracal_level_lrank(lv, mine[i])] = gathered + (size_t)i * row;
         in = caracal_shm_node_gather(h, root, rows, NULL, at);
         for (int j = 0; j < n; j++) /* my own row, after the gather (in place: before the unpack) */
             caracal_steps_pack(s, sbuf + caracal_type_offset(sdt, (MPI_Aint)j * scount), scount, sdt,
@@ -88,7 +88,7 @@ static caracal_task *alltoall_hier_shm(const caracal_ml_args *a, caracal_steps *
                                  rbuf + caracal_type_offset(rdt, (MPI_Aint)src * rcount), rcount, rdt);
         char **from = caracal_steps_scratch(s, (size_t)lv->size * sizeof *from);
         for (int j = 0; j < m; j++)
-            from[lv->lrank[mine[j]]] = result + (size_t)j * row;
+            from[caracal_level_lrank(lv, mine[j])] = result + (size_t)j * row;
         out = caracal_shm_node_scatter(h, root, rows, (const char *const *)from, NULL, 0, rdt);
     }
     caracal_task *across = caracal_steps_task(s); /* owns every phase's scratch */

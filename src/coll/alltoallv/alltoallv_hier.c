@@ -183,12 +183,12 @@ static caracal_task *alltoallv_hier_shm(const caracal_ml_args *a, const caracal_
     caracal_hier *h = a->h;
     int n = h->size, r = h->rank;
     const caracal_level *lv = &h->level[0];
-    int me = g->node[r], m = caracal_nodes_size(g, me), leader = caracal_nodes_leader(g, me), root = lv->lrank[leader];
+    int me = g->node[r], m = caracal_nodes_size(g, me), leader = caracal_nodes_leader(g, me), root = caracal_level_lrank(lv, leader);
     const int *mine = g->members + g->start[me];
     size_t *rows = caracal_steps_scratch(s, (size_t)lv->size * sizeof *rows);
     char **at = caracal_steps_scratch(s, (size_t)lv->size * sizeof *at);
     for (int i = 0; i < m; i++)
-        rows[lv->lrank[mine[i]]] = (size_t)n * sizeof(long long);
+        rows[caracal_level_lrank(lv, mine[i])] = (size_t)n * sizeof(long long);
     caracal_task *t[6];
     int nt = 0;
     if (r != leader) {
@@ -199,7 +199,7 @@ static caracal_task *alltoallv_hier_shm(const caracal_ml_args *a, const caracal_
         leader_state *st = leader_new(s, g, n, me, my_sizes, packed, packed_bytes, result, result_bytes);
         int *lr = caracal_steps_scratch(s, (size_t)m * sizeof *lr);
         for (int i = 0; i < m; i++)
-            lr[i] = lv->lrank[mine[i]];
+            lr[i] = caracal_level_lrank(lv, mine[i]);
         st->lrank = lr;
         st->seg_bytes = caracal_steps_scratch(s, (size_t)lv->size * sizeof(size_t));
         st->seg_at = caracal_steps_scratch(s, (size_t)lv->size * sizeof(char *));

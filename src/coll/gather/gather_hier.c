@@ -108,11 +108,11 @@ static caracal_task *gather_hier_shm(const caracal_ml_args *a, const caracal_col
     size_t *mbytes = caracal_steps_scratch(s, members * sizeof *mbytes);
     char **mdst = caracal_steps_scratch(s, members * sizeof *mdst);
     for (int p = first; p < first + members; p++) {
-        int m = lv->lrank[nd.order[p]];
+        int m = caracal_level_lrank(lv, nd.order[p]);
         mbytes[m] = block;
         mdst[m] = me == leader ? packed + off[p - base] : NULL;
     }
-    caracal_task *in = caracal_shm_node_gather(h, lv->lrank[leader], mbytes, mine, mdst);
+    caracal_task *in = caracal_shm_node_gather(h, caracal_level_lrank(lv, leader), mbytes, mine, mdst);
     if (me == root) {
         for (int j = 0; j < nd.nnodes; j++)
             if (j != k)

@@ -110,12 +110,12 @@ static caracal_task *scatter_hier_shm(const caracal_ml_args *a, const caracal_co
     size_t *mbytes = caracal_steps_scratch(s, members * sizeof *mbytes);
     const char **msrc = caracal_steps_scratch(s, members * sizeof *msrc);
     for (int p = first; p < first + members; p++) {
-        int m = lv->lrank[nd.order[p]];
+        int m = caracal_level_lrank(lv, nd.order[p]);
         mbytes[m] = block;
         msrc[m] = me == leader ? packed + off[p - base] : NULL;
     }
     caracal_task *across = caracal_steps_task(s);
-    caracal_task *out = caracal_shm_node_scatter(h, lv->lrank[leader], mbytes, msrc, c->rbuf, c->rcount, c->rdt);
+    caracal_task *out = caracal_shm_node_scatter(h, caracal_level_lrank(lv, leader), mbytes, msrc, c->rbuf, c->rcount, c->rdt);
     caracal_schedule *sched = caracal_sched_new("scatter_hier", h);
     caracal_sched_add(sched, across);
     caracal_sched_add(sched, out);
