@@ -22,12 +22,14 @@ def library(mpi: MpiLike) -> mpilibs.Library:
 
 def mpiexec_command(mpi: MpiLike, nranks: int, argv: Sequence[str],
                     env: Optional[Dict[str, str]] = None,
-                    extra: Sequence[str] = ()) -> List[str]:
+                    extra: Sequence[str] = (), library_yield: bool = True) -> List[str]:
     """The full launcher command line. ``env`` goes to the MPI processes only
     (not to mpiexec itself, which must not get libcaracal preloaded). ``mpi`` is a library's
     name or a resolved mpilibs.Library (another installation: --mpi-prefix). What the library
     itself needs in the environment (e.g. OPAL_PREFIX, I_MPI_ROOT) leads the command as
-    `env VAR=VALUE ...`, so that callers need no more than launcher_env()."""
+    `env VAR=VALUE ...`, so that callers need no more than launcher_env(). With more ranks
+    than cores, the library's own settings that make its waits give up the core come too
+    (its oversubscribed_env), unless library_yield is False (caracal run --no-yield)."""
     lib = library(mpi)
     exe = lib.mpiexec
     found = exe if os.sep in exe and os.access(exe, os.X_OK) else shutil.which(exe)
@@ -37,7 +39,7 @@ def mpiexec_command(mpi: MpiLike, nranks: int, argv: Sequence[str],
     if nranks < 1:
         raise UsageError(f"the number of ranks must be at least 1, not {nranks}")
     need = library_env(lib)
-    if nranks > (os.cpu_count() or 1):
+    if library_yield and nranks > (os.cpu_count() or 1):
         need.update({k: v for k, v in lib.oversubscribed_env.items() if k not in os.environ})
     cmd = (["env"] + [f"{k}={v}" for k, v in need.items()] if need else []) + [exe]
     cmd += lib.flags

@@ -98,6 +98,11 @@ LIBRARIES: Dict[str, dict] = {
         # (mpich: its RUNPATH is $ORIGIN/mpich, and $ORIGIN is the link's directory)
         shim={"libmpich.so.12": "lib/libmpi.so.12", "mpich": "lib/mpich"},
         env={"LD_LIBRARY_PATH": "{prefix}/lib:{prefix}/caracal-shim"},
+        # its ch4 progress loop spins; throttled, it sleeps (usleep(1)) after 16 polls that
+        # found nothing (MPICH 4.0 has no such setting): a test at 4 ranks on 2 cores took
+        # 15-23 s and 15 s of CPU instead of 2-5 s and 1 s (docs/mpi-libraries.md)
+        oversubscribed_env={"MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1",
+                            "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "16"},
         tuning={"kind": "mpich", "lib": "lib/libmpi.so.12", "mpivars": "bin/mpivars"}),
     "impi": dict(
         title="Intel MPI 2021 (Python package index)", family="mpich", abi="mpich",
@@ -110,6 +115,9 @@ LIBRARIES: Dict[str, dict] = {
         # its libfabric is Debian's (libfabric1), whose tcp provider works on any host
         env={"I_MPI_ROOT": "{prefix}", "LD_LIBRARY_PATH": "{prefix}/lib:{prefix}/caracal-shim"},
         env_default={"FI_PROVIDER": "tcp"}, compile_env=["I_MPI_ROOT"],
+        # its waits call sched_yield, which on a full machine hands the core back to the
+        # spinner; usleep lets the awaited rank run (4 ranks on 2 cores: 3.8-11 s against 9-18 s)
+        oversubscribed_env={"I_MPI_THREAD_YIELD": "3"},
         unpinned_env={"I_MPI_PIN": "0"},
         shm_elsewhere_env={"I_MPI_SHM_FILE_PREFIX_4K": "/tmp"},
         debian=["libfabric1"]),

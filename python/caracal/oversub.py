@@ -13,6 +13,11 @@ waits need telling (docs/collectives.md, "Waiting"):
   waits and blocking collectives through its own wait loop, which tests, yields and naps:
   CARACAL_NATIVE_WAIT=yield and CARACAL_NATIVE_BLOCKING=nonblocking (job-wide, as that
   setting requires).
+- MPICH 5 and Intel MPI have settings of their own, which launch.mpiexec_command adds as
+  well (mpilibs.py, each library's oversubscribed_env): MPICH 5's progress throttle
+  (MPIR_CVAR_CH4_PROGRESS_THROTTLE: usleep(1) after polls that found nothing) and Intel
+  MPI's I_MPI_THREAD_YIELD=3 (usleep instead of sched_yield). They reach the waits inside
+  the library (communicator setup, MPI_Finalize) that Caracal's loop does not see.
 """
 import os
 from typing import Dict, Optional

@@ -52,3 +52,24 @@ def test_env_overrides_them(cli, mpi):
     var = KEY[family(mpi)].split("=")[0]
     p = ranks_env(cli, mpi, n, "--env", f"{var}=0")
     assert p.stdout.splitlines().count(f"{var}=0") == n
+
+
+def test_library_settings_follow_no_yield(cli, mpi):
+    """The library's own oversubscribed settings (mpilibs.py: Open MPI 5's yield_when_idle,
+    MPICH 5's progress throttle, Intel MPI's I_MPI_THREAD_YIELD) reach every rank when ranks
+    outnumber cores, and --no-yield leaves them out."""
+    from caracal import mpilibs
+    own = mpilibs.get(mpi).oversubscribed_env
+    if not own:
+        pytest.skip(f"{mpi} has no settings of its own for oversubscribed runs")
+    n = oversub.usable_cores() + 1
+    if n > 5:
+        pytest.skip("too many cores to oversubscribe cheaply")
+    lines = ranks_env(cli, mpi, n).stdout.splitlines()
+    for k, v in own.items():
+        assert lines.count(f"{k}={v}") == n, k
+    if family(mpi) == "openmpi":
+        return  # (its mpirun may set its own when it sees oversubscription)
+    lines = ranks_env(cli, mpi, n, "--no-yield").stdout.splitlines()
+    for k in own:
+        assert not any(line.startswith(k + "=") for line in lines), k

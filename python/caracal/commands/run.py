@@ -198,7 +198,8 @@ def run(args):
             if out.exists():
                 out.unlink()  # --force: the old profile must not pass for the new one
             env["CARACAL_PROFILE"] = str(out)
-        cmd = launch.mpiexec_command(args.mpi, nranks, [program] + list(args.args), env=env, extra=place.args)
+        cmd = launch.mpiexec_command(args.mpi, nranks, [program] + list(args.args), env=env, extra=place.args,
+                                     library_yield=not args.no_yield)
         if args.rankfile and family == "openmpi":
             cmd = frontend.without_default_binding(cmd)
         sys.stdout.flush()
