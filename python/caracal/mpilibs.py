@@ -56,7 +56,9 @@ except ImportError:  # run as a script (scripts/setup.sh, CMake)
 #           in MPI_Init by default); shm_elsewhere_env: what moves the library's own shared-
 #           memory files out of /dev/shm, for the tests of Caracal in a small private /dev/shm
 #           (Open MPI's and Intel MPI's map theirs without reserving the pages and die of SIGBUS
-#           when /dev/shm fills: docs/native-bugs.md)
+#           when /dev/shm fills: docs/native-bugs.md); many_comms_env: what keeps the library
+#           working with hundreds of communicators alive at once, for the tests that make them
+#           (Intel MPI 2021.19's shared-memory collectives assert past ~300: docs/native-bugs.md)
 # tuning:   the library's own collective tuning that `caracal tune` can write (native_tuning.py):
 #           "openmpi" (coll/tuned rules; "info": its ompi_info) or "mpich" (csel JSON trees;
 #           "lib": the library file holding the default trees, "mpivars": its CVAR lister);
@@ -120,6 +122,7 @@ LIBRARIES: Dict[str, dict] = {
         oversubscribed_env={"I_MPI_THREAD_YIELD": "3"},
         unpinned_env={"I_MPI_PIN": "0"},
         shm_elsewhere_env={"I_MPI_SHM_FILE_PREFIX_4K": "/tmp"},
+        many_comms_env={"I_MPI_COLL_INTRANODE": "pt2pt"},
         debian=["libfabric1"]),
 }
 
@@ -169,6 +172,7 @@ class Library:
     oversubscribed_env: Dict[str, str] = field(default_factory=dict)
     unpinned_env: Dict[str, str] = field(default_factory=dict)
     shm_elsewhere_env: Dict[str, str] = field(default_factory=dict)
+    many_comms_env: Dict[str, str] = field(default_factory=dict)
     tuning: Optional[Dict[str, str]] = None  # "kind", and the files' paths resolved
 
     def installed(self) -> bool:
@@ -261,6 +265,7 @@ def _resolve(name: str, entry: dict, prefix: Optional[Path]) -> Library:
         oversubscribed_env=dict(entry.get("oversubscribed_env", {})),
         unpinned_env=dict(entry.get("unpinned_env", {})),
         shm_elsewhere_env=dict(entry.get("shm_elsewhere_env", {})),
+        many_comms_env=dict(entry.get("many_comms_env", {})),
         tuning={k: (v if k == "kind" else at(v)) for k, v in entry["tuning"].items()} if entry.get("tuning") else None)
 
 
@@ -473,6 +478,8 @@ def cmake(build: str, out_dir: str, prefix: Optional[str] = None) -> str:
         "CARACAL_MPI_UNPINNED_ENV": _cmake_list(f"{k}={v}" for k, v in lib.unpinned_env.items()),
         # (the tests of Caracal in a small private /dev/shm: tests/c/small_devshm.sh)
         "CARACAL_MPI_SHM_ELSEWHERE_ENV": _cmake_list(f"{k}={v}" for k, v in lib.shm_elsewhere_env.items()),
+        # (the tests with hundreds of communicators alive: test_shm_many)
+        "CARACAL_MPI_MANY_COMMS_ENV": _cmake_list(f"{k}={v}" for k, v in lib.many_comms_env.items()),
     }
     return "".join(f'set({k} "{v}")\n' for k, v in settings.items())
 
