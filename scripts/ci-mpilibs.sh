@@ -39,7 +39,11 @@ CI_OWN='^(init_preload_np2|coll_np1|coll_np2_flat|coll_np2_default|coll_np3_node
 # library: the tests without MPI in them (the QAP solver, the nodemap level finder, the fuzz
 # corpora through the loaders): the same code the Debian builds compile and run.
 NO_MPI='nodemap_levels|qap_solver|qap_solver_portfolio|fuzz_corpus_[a-z]+'
-declare -A OWN_SKIP=([openmpi5]="^($NO_MPI)\$" [mpich5]="^($NO_MPI)\$" [impi]="^($NO_MPI)\$")
+# Intel MPI 2021.19: shmfam_gather_np4_node2_fallback, whose shm rule falls back to the
+# library on purpose, gets the library's wrong MPI_Allgather of strided vectors into ints
+# (its knomial algorithm, at 3-4 ranks; docs/native-bugs.md; without Caracal too).
+declare -A OWN_SKIP=([openmpi5]="^($NO_MPI)\$" [mpich5]="^($NO_MPI)\$"
+                     [impi]="^($NO_MPI|shmfam_gather_np4_node2_fallback)\$")
 # The ABI build: only the targets of its runs
 CI_ABI_TARGETS=(caracal test_init test_coll test_combine test_gatherfam test_a2afam test_persist test_count_c)
 # ABI runs: one test per kind of call (the binary interface is what is new; the code is the
