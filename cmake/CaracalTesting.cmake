@@ -9,7 +9,8 @@
 #   itself is told not to (CARACAL_MPI_UNPINNED_ENV: Intel MPI's I_MPI_PIN=0).
 #   EXPECT_LOG passes only if the run succeeds and every rank printed the log line
 #   "caracal[rank]: <line>" (tests/c/expect_log_line.sh; `only`: no other line of that
-#   topic); add CARACAL_LOG and CARACAL_LOG_RANKS=all to ENV.
+#   topic); add CARACAL_LOG and CARACAL_LOG_RANKS=all to ENV. Every such test is labelled
+#   np<n> (ctest -L np4, -LE 'np([5-9]|[1-9][0-9])').
 # caracal_launcher_env(<out-var> <preload> [VAR=VALUE ...]): the launcher arguments that give
 #   every rank each VAR=VALUE, then LD_PRELOAD=<preload> unless <preload> is empty: `-x` for
 #   Open MPI's mpiexec, `-genv VAR VALUE` for the MPICH family's (MPICH, Intel MPI).
@@ -60,7 +61,8 @@ function(caracal_mpi_test)
   endif()
   add_test(NAME ${T_NAME}
            COMMAND ${expect} ${CARACAL_MPIEXEC} ${CARACAL_MPIEXEC_FLAGS} -n ${T_NP} ${envargs} ${wrap} ${T_COMMAND})
+  # LABELS np<n>: the number of ranks, by which CI can choose (ctest -L / -LE)
   set_tests_properties(${T_NAME} PROPERTIES
     ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1"
-    TIMEOUT 300)
+    TIMEOUT 300 LABELS np${T_NP})
 endfunction()
