@@ -52,11 +52,9 @@ static void quiet_barrier(MPI_Comm comm)
     /* SimGrid SMPI (only its mpi.h defines this): simulated ranks steal no CPU from each
      * other, and every 50 us nap would be one more context switch of the whole simulation */
     MPI_Barrier(comm);
-    return;
-#endif
+#else
     MPI_Request req;
     int done = 0;
-    /* a variable, not a compound literal: SMPI's nanosleep is a two-argument macro */
     const struct timespec nap = {0, 50000};
     MPI_Ibarrier(comm, &req);
     for (;;) {
@@ -65,6 +63,7 @@ static void quiet_barrier(MPI_Comm comm)
             break;
         nanosleep(&nap, NULL);
     }
+#endif
 }
 
 typedef int (*pair_filter)(int p, int q, void *ctx);
