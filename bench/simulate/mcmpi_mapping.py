@@ -216,7 +216,7 @@ def report(args):
     work = Path(args.work).resolve()
     state = json.loads((work / "runs.json").read_text())
     summ = summarize(state)
-    nm = state["nodemap"]
+    nm = state.get("nodemap")
     pairs = RANKS * (RANKS - 1) // 2
     lines = ["# MC-MPI's rank assignment on a simulated four-cluster testbed",
              "",
@@ -226,22 +226,23 @@ def report(args):
              "(smpi/simulate-computation:no), so times are deterministic: one run per mapping. Caracal linked in "
              "(default settings). Script: bench/simulate/mcmpi_mapping.py.",
              "",
-             f"**L** (nodemap in the simulation, tools/nodemap built with smpicc): {nm['pairs_measured']} of {pairs} "
-             f"pairs timed, {nm['pairs_estimated']} estimated by MC-MPI's triangle inequality ({nm['landmarks']} "
-             f"landmarks, ratio 4); levels found: {', '.join(f'{a} ({b} groups)' for a, b in nm['levels'])}; "
-             f"{nm['simulated_s']:.1f} simulated s, host {nm['wall_s']:.0f} s wall, {nm['cpu_s']:.0f} s CPU, "
-             f"peak Pss {nm['peak_pss_mb']} MB (load {nm['load']}).",
+             (f"**L** (nodemap in the simulation, tools/nodemap built with smpicc): {nm['pairs_measured']} of {pairs} "
+              f"pairs timed, {nm['pairs_estimated']} estimated by MC-MPI's triangle inequality ({nm['landmarks']} "
+              f"landmarks, ratio 4); levels found: {', '.join(f'{a} ({b} groups)' for a, b in nm['levels'])}; "
+              f"{nm['simulated_s']:.1f} simulated s, host {nm['wall_s']:.0f} s wall, peak RSS {nm['peak_rss_mb']} MB "
+              f"(load {nm['load']}).") if nm else "**L**: the nodemap simulation did not finish in the time given (see below).",
              "**T**: a Caracal profile (CARACAL_PROFILE, point-to-point traffic.bytes) of each kernel in block order. "
              "**QAP**: `caracal map --profile --topology --format mpich` (tabu search, default 1 s budget).",
              "",
              "Kernel time (simulated seconds, the kernel's own MPI_Wtime: halo's 10 sweeps, IS's one timed iteration after one untimed"
              "):",
              "",
-             "| kernel | identity | random (median of 3) | hostname: best of 24 (order) | hostname: worst | QAP | random / QAP | QAP / best hostname |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "| kernel | identity | random (median) | hostname orders run | hostname: best (order) | hostname: worst | QAP | random / QAP | QAP / best hostname |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for k, s in summ.items():
         f = lambda v: "-" if v is None else f"{v:.4f}"  # noqa: E731
-        lines.append(f"| {k} | {f(s['identity'])} | {f(s['random_median'])} | {f(s['hostname_best'])} "
+        lines.append(f"| {k} | {f(s['identity'])} | {f(s['random_median'])} ({len(s['random'])}) | "
+                     f"{s['hostname_orders']} of 24 | {f(s['hostname_best'])} "
                      f"({s['hostname_best_order']}) | {f(s['hostname_worst'])} ({s['hostname_worst_order']}) | "
                      f"{f(s['qap'])} | {s.get('random_over_qap', '-')}x | {s.get('qap_over_best_hostname', '-')} |")
     lines += ["", "Predicted cost of `caracal map` (byte-seconds: sum of T x L):", "",
