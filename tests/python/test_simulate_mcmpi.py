@@ -38,6 +38,8 @@ def test_nodemap_landmarks_prune_by_the_triangle_inequality(tmp_path):
     doc = json.loads(topo.read_text())
     check_structure(doc, 8)
     assert doc["parameters"]["landmarks"] == 2
+    # the simulated hosts (a mapping file written from this topology must name them)
+    assert [r["host"] for r in doc["ranks"]] == hosts
     assert doc["pairs_measured"] == 19 and doc["pairs_estimated"] == 9
     M, L = doc["measured"], doc["L"]
     estimated = {(p, q) for p in range(8) for q in range(p + 1, 8) if not M[p][q]}
