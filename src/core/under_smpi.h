@@ -29,6 +29,19 @@
 /** Whether this build runs on SimGrid SMPI. */
 static inline int caracal_smpi(void) { return CARACAL_MPI_SMPI; }
 
+/** The bytes a receive's status says arrived. SMPI 3.32 aborts in MPI_Get_elements_x ("Not yet
+ *  implemented"); its MPI_Get_count in MPI_BYTE is the same number (its messages are bytes). */
+static inline int caracal_status_bytes(MPI_Status *st, MPI_Count *n)
+{
+#if CARACAL_MPI_SMPI
+    int k = 0, rc = PMPI_Get_count(st, MPI_BYTE, &k);
+    *n = k;
+    return rc;
+#else
+    return PMPI_Get_elements_x(st, MPI_BYTE, n);
+#endif
+}
+
 #if CARACAL_MPI_SMPI
 /** PMPI_Test/PMPI_Testall that remember, for caracal_smpi_block, the requests found incomplete
  *  (only where the caller ignores statuses: a completion seen by the block has none to give).

@@ -2,6 +2,7 @@
  * traffic matrix (row = sender, column = world rank of the destination); bytes
  * received are what the status says arrived. MPI_PROC_NULL moves nothing. */
 #include "prof.h"
+#include "under_smpi.h"
 
 uint64_t caracal_type_bytes(MPI_Count count, MPI_Datatype type)
 {
@@ -29,7 +30,7 @@ static void caracal_acct_status_unlocked(caracal_call *c, const MPI_Status *st)
 {
     MPI_Count n = 0;
     if (st && st != MPI_STATUS_IGNORE && st->MPI_SOURCE != MPI_PROC_NULL &&
-        PMPI_Get_elements_x(st, MPI_BYTE, &n) == MPI_SUCCESS && n > 0 && n != MPI_UNDEFINED)
+        caracal_status_bytes((MPI_Status *)st, &n) == MPI_SUCCESS && n > 0 && n != MPI_UNDEFINED)
     {
         c->bytes += (uint64_t)n;
         c->recv += (uint64_t)n;

@@ -10,6 +10,7 @@
 
 static const char usage[] =
     "usage: caracal-nodemap --out FILE [--reps N] [--warmup N] [--ratio R] [--gap G] [--no-prune]\n"
+    "                       [--landmarks K]\n"
     "                       [--bw-size BYTES] [--bw-reps N] [--bw-per-class N]\n"
     "       caracal-nodemap --check FILE\n";
 
@@ -35,6 +36,7 @@ static int parse(int argc, char **argv, nm_options *o, const char **out, const c
         else if (!strcmp(a, "--warmup")) bad |= d < 0 || d > 1e6, o->warmup = (int)d;
         else if (!strcmp(a, "--ratio")) bad |= !(d > 1), o->ratio = d;
         else if (!strcmp(a, "--gap")) bad |= !(d > 1), o->gap = d;
+        else if (!strcmp(a, "--landmarks")) bad |= d < 0 || d > 1 << 20 || d != (int)d, o->landmarks = (int)d;
         else if (!strcmp(a, "--bw-size")) bad |= d < 0 || d > (1 << 30), o->bw_size = (long)d;
         else if (!strcmp(a, "--bw-reps")) bad |= d < 1 || d > 1e6, o->bw_reps = (int)d;
         else if (!strcmp(a, "--bw-per-class")) bad |= d < 0 || d > 1e6, o->bw_per_class = (int)d;

@@ -8,7 +8,10 @@
  * Ranks without a pair in a step sleep (quiet_barrier).
  *
  * Pruning (MC-MPI): phase 1 measures every pair inside a shared-memory group
- * (cheap) and every rank against each group's leader (the landmarks). Then,
+ * (cheap) and every rank against each group's leader (the landmarks; with
+ * --landmarks K only K of the leaders, spread evenly over the groups in rank
+ * order: with one rank per node every rank leads a group, and landmarks that
+ * are everybody would time every pair). Then,
  * for an unmeasured pair (p,q), if some r has rtt(p,r) >= ratio * rtt(r,q),
  * q sits much closer to r than p does, so rtt(p,q) ~ rtt(p,r): it is
  * estimated, not measured. Every rank holds the same matrices (allreduced)
@@ -45,15 +48,22 @@ int nm_round_partner(int rank, int round, int n)
  * would steal the CPU from the pair being timed. */
 static void quiet_barrier(MPI_Comm comm)
 {
+#ifdef SMPI_SHARED_MALLOC
+    /* SimGrid SMPI (only its mpi.h defines this): simulated ranks steal no CPU from each
+     * other, and every 50 us nap would be one more context switch of the whole simulation */
+    MPI_Barrier(comm);
+#else
     MPI_Request req;
     int done = 0;
+    const struct timespec nap = {0, 50000};
     MPI_Ibarrier(comm, &req);
     for (;;) {
         MPI_Test(&req, &done, MPI_STATUS_IGNORE);
         if (done)
             break;
-        nanosleep(&(struct timespec){0, 50000}, NULL);
+        nanosleep(&nap, NULL);
     }
+#endif
 }
 
 typedef int (*pair_filter)(int p, int q, void *ctx);
@@ -117,16 +127,34 @@ typedef struct {
     const nm_place *pl;
     const nm_options *o;
     const unsigned char *state;
+    const unsigned char *landmark; /* [n] 1 for the ranks every rank is timed against */
     int n;
 } phase_ctx;
+
+/* The landmarks: every group's leader, or K of them (group i of g taken when
+ * floor(i*K/g) steps up), so they are spread over the groups in rank order. */
+static unsigned char *pick_landmarks(int n, const nm_place *pl, int k)
+{
+    unsigned char *lm = calloc((size_t)n, 1);
+    int groups = 0;
+    for (int p = 0; p < n; p++)
+        groups += pl[p].node == p;
+    for (int p = 0, i = 0; p < n; p++) {
+        if (pl[p].node != p)
+            continue;
+        lm[p] = k <= 0 || k >= groups || (long)i * k / groups != (long)(i - 1) * k / groups || i == 0;
+        i++;
+    }
+    return lm;
+}
 
 static int want_phase1(int p, int q, void *c)
 {
     const phase_ctx *x = c;
     if (!x->o->prune)
         return 1;
-    /* same group, or one of them is a landmark (the leader of its group) */
-    return x->pl[p].node == x->pl[q].node || x->pl[p].node == p || x->pl[q].node == q;
+    /* same group, or one of them is a landmark */
+    return x->pl[p].node == x->pl[q].node || x->landmark[p] || x->landmark[q];
 }
 
 static int want_phase2(int p, int q, void *c)
@@ -178,7 +206,8 @@ void nm_measure_latency(MPI_Comm comm, const nm_place *pl, const nm_options *o, 
     double *mine = calloc(nn, sizeof(double));
     memset(lat->state, NM_UNKNOWN, nn);
     memset(lat->L, 0, nn * sizeof(double));
-    phase_ctx ctx = {pl, o, lat->state, n};
+    unsigned char *landmark = pick_landmarks(n, pl, o->landmarks);
+    phase_ctx ctx = {pl, o, lat->state, landmark, n};
 
     lat->measured = run_rounds(comm, pl, n, want_phase1, &ctx, o, mine);
     share(comm, n, lat->L, lat->state, mine, want_phase1, &ctx);
@@ -199,7 +228,7 @@ void nm_measure_latency(MPI_Comm comm, const nm_place *pl, const nm_options *o, 
     memset(mine, 0, nn * sizeof(double));
     lat->measured += run_rounds(comm, pl, n, want_phase2, &ctx, o, mine);
     share(comm, n, lat->L, lat->state, mine, want_phase2, &ctx);
-    free(mine);
+    free(mine), free(landmark);
 }
 
 /* Bandwidth for a sample: pairs are classed by the lowest level that holds

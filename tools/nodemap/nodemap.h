@@ -27,6 +27,7 @@ typedef struct {
     double ratio;            /* triangle pruning: estimate when rtt(p,r) >= ratio * rtt(r,q) */
     double gap;              /* level clustering: a jump by this factor separates tiers */
     int prune;               /* 0: measure every pair */
+    int landmarks;           /* pruning's landmarks: at most this many group leaders; 0 = every group's */
     long bw_size;            /* bandwidth message size, bytes; 0 disables bandwidth */
     int bw_reps, bw_per_class;
 } nm_options;

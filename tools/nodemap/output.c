@@ -67,7 +67,7 @@ void nm_write_json(FILE *f, int n, const nm_place *pl, const nm_latency *lat, co
         fprintf(f, "%s\n    {\"p\": %d, \"q\": %d, \"bytes_per_s\": %.6g, \"time\": %.6g}", i ? "," : "", bw[i].p, bw[i].q,
                 bw[i].bytes_per_s, bw[i].latency);
     fprintf(f, "%s]},\n", nbw ? "\n  " : "");
-    fprintf(f, "  \"parameters\": {\"reps\": %d, \"warmup\": %d, \"prune\": %s, \"prune_ratio\": %g, \"level_gap\": %g, "
-               "\"bw_reps\": %d, \"bw_per_class\": %d}\n}\n",
-            o->reps, o->warmup, o->prune ? "true" : "false", o->ratio, o->gap, o->bw_reps, o->bw_per_class);
+    fprintf(f, "  \"parameters\": {\"reps\": %d, \"warmup\": %d, \"prune\": %s, \"prune_ratio\": %g, \"landmarks\": %d, "
+               "\"level_gap\": %g, \"bw_reps\": %d, \"bw_per_class\": %d}\n}\n",
+            o->reps, o->warmup, o->prune ? "true" : "false", o->ratio, o->landmarks, o->gap, o->bw_reps, o->bw_per_class);
 }

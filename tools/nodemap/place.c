@@ -4,6 +4,7 @@
  * which may change later: `bound` says which it is. */
 #include "nodemap.h"
 #include <hwloc.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -72,8 +73,17 @@ int nm_place_gather(MPI_Comm comm, nm_place *all)
     MPI_Comm_rank(comm, &rank);
     nm_place me;
     memset(&me, 0, sizeof me);
+#ifdef SMPI_SHARED_MALLOC
+    /* SimGrid SMPI: every simulated rank runs on this machine, whose name says nothing; the
+     * simulated host is the processor name (what a mapping file for the simulation names) */
+    char name[MPI_MAX_PROCESSOR_NAME];
+    int len = 0;
+    MPI_Get_processor_name(name, &len);
+    snprintf(me.host, sizeof me.host, "%s", name);
+#else
     if (gethostname(me.host, sizeof me.host - 1))
         strcpy(me.host, "unknown");
+#endif
     me.host[NM_HOST_MAX - 1] = 0;
 
     /* The shared-memory group is what the MPI library itself considers one node. */

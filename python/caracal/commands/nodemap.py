@@ -52,6 +52,9 @@ def add_arguments(p):
     p.add_argument("--gap", type=float, default=2.0, metavar="G",
                    help="a jump by this factor in sorted inter-node latencies separates levels (default 2)")
     p.add_argument("--no-prune", action="store_true", help="measure every pair")
+    p.add_argument("--landmarks", type=int, default=0, metavar="K",
+                   help="time every rank against only K group leaders, spread over the groups "
+                        "(default 0: every group's leader; with one rank per node that is every pair)")
     p.add_argument("--bw-size", type=int, default=1 << 20, metavar="BYTES",
                    help="message size for bandwidth (default 1 MiB; 0 = no bandwidth)")
 
@@ -110,6 +113,8 @@ def run(args):
         raise UsageError("--ratio and --gap must be greater than 1")
     if args.bw_size < 0:
         raise UsageError("--bw-size must not be negative")
+    if args.landmarks < 0:
+        raise UsageError(f"--landmarks must not be negative, not {args.landmarks}")
     if args.ppn is not None and not args.testbed:
         raise UsageError("--ppn belongs to --testbed")
     if args.testbed and args.hostfile:
@@ -122,7 +127,8 @@ def run(args):
             raise UsageError(f"hostfile not found: {args.hostfile}")
         extra = ["--hostfile" if launch.library(args.mpi).family == "openmpi" else "-f", str(Path(args.hostfile).resolve())]
     prog = [str(paths.program(args.mpi, "caracal-nodemap")), "--out", str(out), "--reps", str(args.reps),
-            "--ratio", repr(args.ratio), "--gap", repr(args.gap), "--bw-size", str(args.bw_size)]
+            "--ratio", repr(args.ratio), "--gap", repr(args.gap), "--bw-size", str(args.bw_size),
+            "--landmarks", str(args.landmarks)]
     if args.no_prune:
         prog.append("--no-prune")
     if out.exists():

@@ -146,3 +146,18 @@ def plain_program(source: Path, out: Path) -> Path:
         raise UsageError(f"{source}: no such C source file")
     _run([smpicc(), *CFLAGS[:2], str(source), "-lm", "-o", str(out)], f"building {source.name}")
     return out
+
+
+NODEMAP_SOURCES = ("main", "place", "pingpong", "measure", "levels", "output")
+
+
+def nodemap_program(out: Path) -> Path:
+    """caracal-nodemap (tools/nodemap) for SMPI, without Caracal (the tool's own traffic is
+    never interposed, as in the CMake build): latency measured inside a simulation, with
+    MC-MPI's triangle pruning (bench/simulate/mcmpi_mapping.py)."""
+    root = source_root().parent
+    srcs = [root / "tools" / "nodemap" / f"{f}.c" for f in NODEMAP_SOURCES]
+    srcs += [root / "src" / "map" / "topology_read.c", root / "src" / "map" / "json_read.c"]
+    _run([smpicc(), *CFLAGS[:2], f'-DCARACAL_VERSION="{_caracal_version()}"', "-I", str(root / "src" / "map"),
+          *map(str, srcs), "-lhwloc", "-lm", "-o", str(out)], "building caracal-nodemap")
+    return out
