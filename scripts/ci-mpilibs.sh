@@ -42,7 +42,10 @@ NO_MPI='nodemap_levels|qap_solver|qap_solver_portfolio|fuzz_corpus_[a-z]+'
 # Intel MPI 2021.19: shmfam_gather_np4_node2_fallback, whose shm rule falls back to the
 # library on purpose, gets the library's wrong MPI_Allgather of strided vectors into ints
 # (its knomial algorithm, at 3-4 ranks; docs/native-bugs.md; without Caracal too).
-declare -A OWN_SKIP=([openmpi5]="^($NO_MPI)\$" [mpich5]="^($NO_MPI)\$"
+# MPICH 5.0.2: shm_many_devshm64m_busy_np3 (a private 64 MiB /dev/shm with 40 MiB already
+# taken) ends in a segfault in 4 of 5 runs within 0.2 s, also with CARACAL_COLL=0: MPICH 5's
+# start needs 32 MiB of /dev/shm and dies of SIGSEGV without it (docs/native-bugs.md).
+declare -A OWN_SKIP=([openmpi5]="^($NO_MPI)\$" [mpich5]="^($NO_MPI|shm_many_devshm64m_busy_np3)\$"
                      [impi]="^($NO_MPI|shmfam_gather_np4_node2_fallback)\$")
 # Tests left out for time, by label (ctest -LE; every MPI test is labelled np<ranks>,
 # cmake/CaracalTesting.cmake): none. docs/mpi-libraries.md ("Whole suites in CI") has the
