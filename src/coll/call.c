@@ -108,18 +108,18 @@ static int vector_empty(const caracal_coll_call *call, MPI_Comm comm, int flags)
         return 0;
     if (call->coll == CARACAL_ALLGATHERV && call->sbuf != MPI_IN_PLACE && !side_empty(call->scount, call->sdt))
         return 0; /* a non-empty send against empty receives: the library reports it */
-    if (!intra(comm, &n))
-        return 0;
     if ((flags & CARACAL_FAM_OP) && call->op == MPI_OP_NULL)
         return 0;
     MPI_Datatype dt = call->coll == CARACAL_ALLGATHERV ? call->rdt : call->sdt;
-    if (dt == MPI_DATATYPE_NULL)
+    if (dt == MPI_DATATYPE_NULL || comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &n) != MPI_SUCCESS)
         return 0;
     size_t bytes = tsize(dt);
     for (int i = 0; i < n; i++)
         if (call->rcounts[i] < 0 || (call->rcounts[i] > 0 && bytes))
             return 0;
-    return 1;
+    /* (every blocking call of these two families comes here: the intercommunicator query
+     * only once the counts said empty) */
+    return intra(comm, &n);
 }
 
 int caracal_coll_call_empty_(const caracal_coll_call *call, MPI_Comm comm)
@@ -162,8 +162,10 @@ int caracal_coll_call_plan(const caracal_coll_call *call, MPI_Comm comm, int blo
     /* invalid arguments go to the library, whose checks and error handler report them */
     if (call->scount < 0 || call->rcount < 0 || ((flags & CARACAL_FAM_OP) && call->op == MPI_OP_NULL))
         return 0;
-    if (!(flags & CARACAL_FAM_VECTOR) && call->coll != CARACAL_BARRIER &&
-        (!(flags & CARACAL_FAM_ROOT) || (call->root >= 0 && call->root < n))) {
+    /* a significant datatype of MPI_DATATYPE_NULL (asked only when one of them is NULL: this
+     * is every decision's path, and which sides are significant may need the rank) */
+    if ((call->sdt == MPI_DATATYPE_NULL || call->rdt == MPI_DATATYPE_NULL) && !(flags & CARACAL_FAM_VECTOR) &&
+        call->coll != CARACAL_BARRIER && (!(flags & CARACAL_FAM_ROOT) || (call->root >= 0 && call->root < n))) {
         int send, recv;
         significant(call, comm, &send, &recv);
         if ((send && call->sdt == MPI_DATATYPE_NULL) || (recv && call->rdt == MPI_DATATYPE_NULL))
