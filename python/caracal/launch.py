@@ -42,6 +42,9 @@ def mpiexec_command(mpi: MpiLike, nranks: int, argv: Sequence[str],
     if library_yield and nranks > (os.cpu_count() or 1):
         need.update({k: v for k, v in lib.oversubscribed_env.items() if k not in os.environ})
     cmd = (["env"] + [f"{k}={v}" for k, v in need.items()] if need else []) + [exe]
+    stale = mpilibs.stale_session_shell(lib)
+    if stale:  # a directory a killed launcher left under the pid this one will have
+        cmd = ["sh", "-c", stale + '; exec "$@"', "caracal-launch"] + cmd
     cmd += lib.flags
     cmd += lib.env_args(env or {})
     cmd += list(extra)

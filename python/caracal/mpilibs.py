@@ -59,6 +59,14 @@ except ImportError:  # run as a script (scripts/setup.sh, CMake)
 #           when /dev/shm fills: docs/native-bugs.md); many_comms_env: what keeps the library
 #           working with hundreds of communicators alive at once, for the tests that make them
 #           (Intel MPI 2021.19's shared-memory collectives assert past ~300: docs/native-bugs.md)
+# pid_session: the directory, in TMPDIR, that the launcher names after its own pid ({pid}).
+#           Open MPI 5's launcher (PRRTE) leaves ompi.<pid> behind when it is killed (SIGKILL,
+#           a timeout); a later launcher that is given the same pid finds that directory's
+#           rendezvous file and stops with "The PMIx server's listener thread failed to start"
+#           (pids wrap at 32768 here: about 1 launch in 4,000 failed with 8 such leftovers).
+#           Every launch Caracal makes removes the stale directory of the pid its launcher
+#           will have (stale_session_shell): that pid is the launcher's own, so nothing else
+#           can be using it.
 # tuning:   the library's own collective tuning that `caracal tune` can write (native_tuning.py):
 #           "openmpi" (coll/tuned rules; "info": its ompi_info) or "mpich" (csel JSON trees;
 #           "lib": the library file holding the default trees, "mpivars": its CVAR lister);
@@ -87,6 +95,7 @@ LIBRARIES: Dict[str, dict] = {
         # ranks on 2 cores took 30 s instead of 3)
         oversubscribed_env={"OMPI_MCA_mpi_yield_when_idle": "1"},
         shm_elsewhere_env={"OMPI_MCA_btl_sm_backing_directory": "/tmp"},  # (5.0: vader is sm)
+        pid_session="ompi.{pid}",
         tuning={"kind": "openmpi", "info": "bin/ompi_info"}),
     "mpich": dict(
         title="MPICH 4.0 (Debian)", family="mpich", abi="mpich",
@@ -173,6 +182,7 @@ class Library:
     unpinned_env: Dict[str, str] = field(default_factory=dict)
     shm_elsewhere_env: Dict[str, str] = field(default_factory=dict)
     many_comms_env: Dict[str, str] = field(default_factory=dict)
+    pid_session: Optional[str] = None
     tuning: Optional[Dict[str, str]] = None  # "kind", and the files' paths resolved
 
     def installed(self) -> bool:
@@ -266,6 +276,7 @@ def _resolve(name: str, entry: dict, prefix: Optional[Path]) -> Library:
         unpinned_env=dict(entry.get("unpinned_env", {})),
         shm_elsewhere_env=dict(entry.get("shm_elsewhere_env", {})),
         many_comms_env=dict(entry.get("many_comms_env", {})),
+        pid_session=entry.get("pid_session"),
         tuning={k: (v if k == "kind" else at(v)) for k, v in entry["tuning"].items()} if entry.get("tuning") else None)
 
 
@@ -398,6 +409,17 @@ def write_script(path: Path, env: Dict[str, str], command: List[str], comment: s
     path.chmod(0o755)
 
 
+def stale_session_shell(lib: Library) -> Optional[str]:
+    """A shell command that removes the session directory a killed launcher left under the
+    pid of the shell that runs it (which then execs the launcher: the pid carries over), or
+    None where the library's launcher has no such directory (pid_session)."""
+    if not lib.pid_session:
+        return None
+    name = lib.pid_session.replace("{pid}", "$$")
+    return (f'd="${{TMPDIR:-/tmp}}/{name}"; '
+            'if [ -d "$d" ] && [ -O "$d" ]; then rm -rf -- "$d"; fi')
+
+
 def runtime_case(lib: Library) -> List[str]:
     """Shell lines that set what `lib` needs to run (a case branch of the launcher script)."""
     lines = ["unset CARACAL_TEST_MPI  # not a setting of libcaracal (it warns about unknown ones)"]
@@ -408,6 +430,9 @@ def runtime_case(lib: Library) -> List[str]:
         lines.append(f": ${{{k}:={shlex.quote(v)}}}; export {k}")
     for k, v in lib.root_env.items():
         lines.append(f'[ "$(id -u)" = 0 ] && {{ : ${{{k}:={shlex.quote(v)}}}; export {k}; }}')
+    stale = stale_session_shell(lib)
+    if stale:
+        lines.append(stale + "  # (pid_session in python/caracal/mpilibs.py)")
     lines.append("exec " + shlex.quote(lib.mpiexec) + " " + " ".join(shlex.quote(f) for f in lib.flags) + ' "$@"')
     return lines
 
