@@ -33,10 +33,11 @@ BUILDS = {"openmpi": ("build", "mpicc.openmpi"), "mpich": ("build-mpich", "mpicc
 # (allreduce and barrier are left out: at one rank their rules pick the node segment, so their
 # calls are Caracal's own algorithm, not a native call)
 CELLS = [("bcast", 0), ("reduce", 0), ("allreduce", 0), ("gather", 0), ("scatter", 0), ("allgather", 0),
-         ("alltoall", 0), ("scan", 0), ("exscan", 0), ("reduce_scatter_block", 0),
+         ("alltoall", 0), ("scan", 0), ("exscan", 0), ("reduce_scatter_block", 0), ("allgatherv", 0),
+         ("reduce_scatter", 0),
          ("bcast", 2), ("reduce", 2), ("gather", 2),
          ("scatter", 2), ("allgather", 2), ("alltoall", 2), ("scan", 2), ("exscan", 2),
-         ("reduce_scatter_block", 2), ("gatherv", 2), ("scatterv", 2)]
+         ("reduce_scatter_block", 2), ("gatherv", 2), ("scatterv", 2), ("allgatherv", 2), ("reduce_scatter", 2)]
 
 
 def inclusive(cg_file, pattern):
@@ -77,7 +78,7 @@ def main():
         cg = os.path.join(tmp, f"cg.{coll}.{count}")
         subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={cg}", exe, coll, str(count),
                         str(a.calls)], env=env, capture_output=True, check=True)
-        name = "MPI_" + coll.capitalize() if coll != "reduce_scatter_block" else "MPI_Reduce_scatter_block"
+        name = "MPI_" + coll.capitalize()
         whole, native = inclusive(cg, name), inclusive(cg, "P" + name)
         if native is None and count == 0:
             native = 0  # an empty call Caracal finished itself

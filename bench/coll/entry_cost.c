@@ -3,7 +3,8 @@
  * subtracts the library's own PMPI_<coll> instructions from the wrapper's inclusive count.
  * One rank on MPI_COMM_WORLD: no waiting, so the counts are exact and repeatable.
  * Usage: entry_cost COLL COUNT N   (COLL: bcast, reduce, allreduce, barrier, gather, scatter,
- * allgather, alltoall, scan, exscan, reduce_scatter_block, scatterv, gatherv) */
+ * allgather, alltoall, scan, exscan, reduce_scatter_block, scatterv, gatherv, allgatherv,
+ * reduce_scatter) */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,8 @@ int main(int argc, char **argv)
         else if (!strcmp(c, "reduce_scatter_block")) MPI_Reduce_scatter_block(a, b, cnt, MPI_DOUBLE, MPI_SUM, comm);
         else if (!strcmp(c, "scatterv")) MPI_Scatterv(a, counts, displs, MPI_DOUBLE, b, cnt, MPI_DOUBLE, 0, comm);
         else if (!strcmp(c, "gatherv")) MPI_Gatherv(a, cnt, MPI_DOUBLE, b, counts, displs, MPI_DOUBLE, 0, comm);
+        else if (!strcmp(c, "allgatherv")) MPI_Allgatherv(a, cnt, MPI_DOUBLE, b, counts, displs, MPI_DOUBLE, comm);
+        else if (!strcmp(c, "reduce_scatter")) MPI_Reduce_scatter(a, b, counts, MPI_DOUBLE, MPI_SUM, comm);
         else {
             fprintf(stderr, "entry_cost: unknown collective %s\n", c);
             MPI_Abort(MPI_COMM_WORLD, 2);

@@ -99,7 +99,7 @@ static int side_empty(int count, MPI_Datatype dt)
  * recvcounts): empty when they are all zero. gatherv, scatterv, alltoallv are not decided
  * here: a rank there knows only its own counts, and a rank that left early would miss the
  * tag block and the shared-memory steps its peers take (and a library may wait for a
- * 0-byte message from it). Not remembered: the arrays are not in the memo's key. */
+ * 0-byte message from it). Remembered with the counts' total (coll/native_memo.h). */
 static int vector_empty(const caracal_coll_call *call, MPI_Comm comm, int flags)
 {
     int n = 0;
@@ -119,7 +119,11 @@ static int vector_empty(const caracal_coll_call *call, MPI_Comm comm, int flags)
             return 0;
     /* (every blocking call of these two families comes here: the intercommunicator query
      * only once the counts said empty) */
-    return intra(comm, &n);
+    if (!intra(comm, &n))
+        return 0;
+    caracal_empty_memo_keep(call->coll, comm, call->scount, call->sdt, caracal_counts_total(call->rcounts, n),
+                            call->rdt, call->root, caracal_native_memo_places(call->sbuf, call->rbuf), call->op, n);
+    return 1;
 }
 
 int caracal_coll_call_empty_(const caracal_coll_call *call, MPI_Comm comm)
@@ -146,7 +150,7 @@ int caracal_coll_call_empty_(const caracal_coll_call *call, MPI_Comm comm)
     if ((send && !side_empty(call->scount, call->sdt)) || (recv && !side_empty(call->rcount, call->rdt)))
         return 0;
     caracal_empty_memo_keep(call->coll, comm, call->scount, call->sdt, call->rcount, call->rdt, call->root,
-                            caracal_native_memo_places(call->sbuf, call->rbuf), call->op);
+                            caracal_native_memo_places(call->sbuf, call->rbuf), call->op, 0);
     return 1;
 }
 
@@ -174,9 +178,12 @@ int caracal_coll_call_plan(const caracal_coll_call *call, MPI_Comm comm, int blo
     size_t bytes = caracal_coll_call_bytes(call, n);
     int keep;
     if (!caracal_coll_applies(call->coll, blocking, comm, bytes, call->root, call->op, &plan->choice, &plan->h, &keep)) {
-        if (keep)
-            caracal_native_memo_keep(call->coll, comm, call->scount, call->sdt, call->rcount, call->rdt, call->root,
-                                     caracal_native_memo_places(call->sbuf, call->rbuf));
+        if (keep) {
+            int v = call->coll == CARACAL_ALLGATHERV || call->coll == CARACAL_REDUCE_SCATTER;
+            caracal_native_memo_keep(call->coll, comm, call->scount, call->sdt,
+                                     v ? caracal_counts_total(call->rcounts, n) : call->rcount, call->rdt, call->root,
+                                     caracal_native_memo_places(call->sbuf, call->rbuf), v ? n : 0);
+        }
         return 0;
     }
     plan->alg = caracal_alg_find(call->coll, plan->choice.top.alg);

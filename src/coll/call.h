@@ -87,7 +87,13 @@ int caracal_coll_call_empty_(const caracal_coll_call *call, MPI_Comm comm);
  *  (coll/native_memo.h): it goes there again, before any other check. */
 static inline int caracal_coll_call_memo(const caracal_coll_call *c, MPI_Comm comm)
 {
-    return caracal_native_memo_hit(c->coll, comm, c->scount, c->sdt, c->rcount, c->rdt, c->root,
+    int rcount = c->rcount;
+    if (c->coll == CARACAL_ALLGATHERV || c->coll == CARACAL_REDUCE_SCATTER) { /* keyed on the counts' total */
+        int n = caracal_memo_size_v(c->coll, comm);
+        if (!n || (rcount = caracal_counts_total(c->rcounts, n)) < 0)
+            return 0;
+    }
+    return caracal_native_memo_hit(c->coll, comm, c->scount, c->sdt, rcount, c->rdt, c->root,
                                    caracal_native_memo_places(c->sbuf, c->rbuf));
 }
 /** What a blocking entry point does before anything else (its arguments as they go into its
@@ -108,6 +114,18 @@ caracal_coll_call_shortcut(caracal_coll coll, MPI_Comm comm, int scount, MPI_Dat
     if (caracal_empty_memo_hit(coll, comm, scount, sdt, rcount, rdt, root, places, op))
         return CARACAL_CALL_DONE;
     return CARACAL_CALL_GO;
+}
+/** caracal_coll_call_shortcut for allgatherv and reduce_scatter, whose memos keep the total of
+ *  their recvcounts and the communicator's size (coll/native_memo.h): the array is summed
+ *  only when a memo of this communicator is valid (its size says how long the array is). */
+__attribute__((always_inline)) static inline int
+caracal_coll_call_shortcut_v(caracal_coll coll, MPI_Comm comm, int scount, MPI_Datatype sdt, const int *rcounts,
+                             MPI_Datatype rdt, const void *sbuf, const void *rbuf, MPI_Op op)
+{
+    int n = caracal_memo_size_v(coll, comm), total;
+    if (!n || (total = caracal_counts_total(rcounts, n)) < 0)
+        return CARACAL_CALL_GO;
+    return caracal_coll_call_shortcut(coll, comm, scount, sdt, total, rdt, MPI_PROC_NULL, sbuf, rbuf, op);
 }
 /** An allocation failed while a call's schedule was built (core/xalloc.h): the communicator's
  *  error handler is called with MPI_ERR_NO_MEM, which is returned. */

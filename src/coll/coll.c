@@ -91,7 +91,7 @@ static int applies(caracal_coll c, int blocking, MPI_Comm comm, int count, MPI_D
     if (caracal_coll_applies(c, blocking, comm, (size_t)count * (size_t)typesize, root, op, choice, h, &keep))
         return 1;
     if (keep) /* the byte count is count x the datatype's size on every rank, root or not */
-        caracal_native_memo_keep(c, comm, count, dt, 0, MPI_DATATYPE_NULL, root, 0);
+        caracal_native_memo_keep(c, comm, count, dt, 0, MPI_DATATYPE_NULL, root, 0, 0);
     return 0;
 }
 

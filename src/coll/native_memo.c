@@ -6,9 +6,9 @@ __thread caracal_empty_memo caracal_empty_memo_[CARACAL_NCOLL] __attribute__((tl
 unsigned long caracal_handle_generation = 1;
 
 void caracal_native_memo_keep(caracal_coll c, MPI_Comm comm, int scount, MPI_Datatype sdt, int rcount,
-                              MPI_Datatype rdt, int root, int places)
+                              MPI_Datatype rdt, int root, int places, int n)
 {
-    if (CARACAL_MPI_SMPI || c == CARACAL_ALLGATHERV || c == CARACAL_REDUCE_SCATTER)
+    if (CARACAL_MPI_SMPI || ((c == CARACAL_ALLGATHERV || c == CARACAL_REDUCE_SCATTER) && (n <= 0 || rcount < 0)))
         return;
     caracal_native_memo *m = &caracal_native_memo_[c];
     m->comm = comm;
@@ -18,16 +18,17 @@ void caracal_native_memo_keep(caracal_coll c, MPI_Comm comm, int scount, MPI_Dat
     m->rcount = rcount;
     m->root = root;
     m->places = places;
+    m->n = n;
     m->generation = caracal_native_memo_generation();
 }
 
 void caracal_empty_memo_keep(caracal_coll c, MPI_Comm comm, int scount, MPI_Datatype sdt, int rcount,
-                             MPI_Datatype rdt, int root, int places, MPI_Op op)
+                             MPI_Datatype rdt, int root, int places, MPI_Op op, int n)
 {
-    if (CARACAL_MPI_SMPI)
+    if (CARACAL_MPI_SMPI || ((c == CARACAL_ALLGATHERV || c == CARACAL_REDUCE_SCATTER) && (n <= 0 || rcount < 0)))
         return;
     caracal_empty_memo *e = &caracal_empty_memo_[c];
-    e->m = (caracal_native_memo){comm, sdt, rdt, scount, rcount, root, places, caracal_native_memo_generation()};
+    e->m = (caracal_native_memo){comm, sdt, rdt, scount, rcount, root, places, n, caracal_native_memo_generation()};
     e->op = op;
 }
 

@@ -13,10 +13,14 @@
  * MPI_Op_free (C and Fortran, prof/hooks.h and prof/fhooks.h) and every change of the rules
  * (caracal_select_generation) starts a new generation, which empties every memo.
  *
+ * allgatherv and reduce_scatter decide on the total of their recvcounts (an array every rank
+ * knows alike): their memo keeps that total in place of rcount, and the communicator's size;
+ * a repeat sums the array again (the program may have changed it in place) and compares the
+ * total (caracal_coll_call_shortcut_v, coll/call.h).
+ *
  * Kept only where the decision depends on nothing else: not after a `shm` or `rect` rule was
  * passed over (that depends on the hierarchy's state), not for intercommunicators (a freed
- * handle's successor may be an intracommunicator of the same size), not for allgatherv and
- * reduce_scatter (their byte count reads the recvcounts array), not while CARACAL_LOG has
+ * handle's successor may be an intracommunicator of the same size), not while CARACAL_LOG has
  * algo (every call logs its decision), not under SimGrid SMPI (its ranks share the host
  * thread's thread-local storage). */
 #ifndef CARACAL_COLL_NATIVE_MEMO_H
@@ -29,6 +33,7 @@ typedef struct {
     MPI_Comm comm;
     MPI_Datatype sdt, rdt;
     int scount, rcount, root, places;
+    int n; /* allgatherv, reduce_scatter: the communicator's size (rcount: the counts' total) */
     unsigned long generation; /* 0: nothing kept */
 } caracal_native_memo;
 
@@ -83,10 +88,37 @@ __attribute__((always_inline)) static inline int caracal_empty_memo_hit(caracal_
            e->m.generation == caracal_native_memo_generation();
 }
 void caracal_empty_memo_keep(caracal_coll c, MPI_Comm comm, int scount, MPI_Datatype sdt, int rcount,
-                             MPI_Datatype rdt, int root, int places, MPI_Op op);
+                             MPI_Datatype rdt, int root, int places, MPI_Op op, int n);
 
-/** Keep this call's native decision (the caller checked that it may be kept). */
+/** Keep this call's native decision (the caller checked that it may be kept). `n`: the
+ *  communicator's size for allgatherv and reduce_scatter, whose rcount is then the total of
+ *  their recvcounts (caracal_counts_total); 0 for the other families. */
 void caracal_native_memo_keep(caracal_coll c, MPI_Comm comm, int scount, MPI_Datatype sdt, int rcount,
-                              MPI_Datatype rdt, int root, int places);
+                              MPI_Datatype rdt, int root, int places, int n);
+
+/** The total of n counts as a memo's rcount: -1 when there is none to keep (no array, a
+ *  negative count, which the library reports, or a total past INT_MAX). */
+__attribute__((always_inline)) static inline int caracal_counts_total(const int *v, int n)
+{
+    long long t = 0;
+    int neg = 0;
+    if (!v)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        t += v[i];
+        neg |= v[i] < 0;
+    }
+    return neg || t > 0x7fffffffLL ? -1 : (int)t;
+}
+
+/** The communicator size a v-variant's memo was kept with, if one of family c's memos (native
+ *  or empty) is for comm and still valid: 0 otherwise (then the array is not read, since its
+ *  length is not known without asking the communicator). */
+__attribute__((always_inline)) static inline int caracal_memo_size_v(caracal_coll c, MPI_Comm comm)
+{
+    const caracal_native_memo *m = &caracal_native_memo_[c], *e = &caracal_empty_memo_[c].m;
+    unsigned long g = caracal_native_memo_generation();
+    return m->comm == comm && m->generation == g ? m->n : e->comm == comm && e->generation == g ? e->n : 0;
+}
 
 #endif

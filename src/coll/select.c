@@ -6,6 +6,7 @@
 #include <mpi.h>
 #include "config.h"
 #include "log.h"
+#include "threads.h"
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -337,7 +338,9 @@ const char *caracal_select_defaults(caracal_coll coll) { return defaults[coll]; 
 
 /* Applications repeat the same call: remember the last answer per collective, so a repeat
  * costs a comparison instead of a walk over the rules (per-call overhead is what small
- * messages pay for). */
+ * messages pay for). Not under MPI_THREAD_MULTIPLE: one thread would read a choice another
+ * is writing (a torn copy names an algorithm the rules never chose); threads walk the rules,
+ * and repeats there are still caught earlier by the per-thread memo (coll/native_memo.h). */
 static struct {
     int valid, size, ret;
     size_t bytes;
@@ -458,7 +461,7 @@ int caracal_select_skipping(caracal_coll coll, int comm_size, size_t bytes, int 
 
 int caracal_select(caracal_coll coll, int comm_size, size_t bytes, caracal_choice *choice)
 {
-    if (last[coll].valid && last[coll].size == comm_size && last[coll].bytes == bytes) {
+    if (!caracal_threaded && last[coll].valid && last[coll].size == comm_size && last[coll].bytes == bytes) {
         *choice = last[coll].choice;
         return last[coll].ret;
     }
@@ -476,6 +479,8 @@ int caracal_select(caracal_coll coll, int comm_size, size_t bytes, caracal_choic
             ret = 1;
         }
     }
+    if (caracal_threaded)
+        return ret;
     last[coll].choice = *choice;
     last[coll].size = comm_size;
     last[coll].bytes = bytes;

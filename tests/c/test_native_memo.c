@@ -10,7 +10,15 @@
  * outlived the free would send this rank to the library while the others run Caracal's
  * schedule: a wrong count here, or a hang the test's timeout ends.
  * Needs 4 ranks or more. Prints how many new handles reused a freed value (the test is only
- * as strong as that number: it fails the run if no handle was ever reused). */
+ * as strong as that number: it fails the run if no handle was ever reused).
+ *
+ * allgatherv and reduce_scatter are remembered with the total of their recvcounts (an array
+ * the program may change in place between calls): with CARACAL_ALLGATHERV and
+ * CARACAL_REDUCE_SCATTER = "native@-17 <alg>" (a mean block up to 16 bytes native), the
+ * counts array at one address goes from a native total to a Caracal one, to another
+ * distribution of a native total, to all zeros (an empty call, done without the library)
+ * and back to a Caracal total: every call must be decided anew where its total changed
+ * (caracal_coll_count on every rank) and every result must be exact (v_rounds below). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +37,74 @@ static int failures;
             failures++;                                                                       \
         }                                                                                     \
     } while (0)
+
+/* One allgatherv and one reduce_scatter of MPI_INT with these counts (the same array, changed
+ * in place by the caller) on comm; whether Caracal ran each must be `want` (-1: not checked). */
+static void v_call(MPI_Comm comm, int rank, int size, int *counts, int want, const char *what)
+{
+    int displs[64], total = 0, send[256], recv[256], vec[256];
+    for (int r = 0; r < size; r++) {
+        displs[r] = total;
+        total += counts[r];
+    }
+    for (int i = 0; i < counts[rank]; i++)
+        send[i] = 1000 * rank + i;
+    for (int i = 0; i < 256; i++)
+        recv[i] = -7;
+    long before = caracal_coll_count();
+    MPI_Allgatherv(send, counts[rank], MPI_INT, recv, counts, displs, MPI_INT, comm);
+    long ran = caracal_coll_count() - before;
+    if (want >= 0)
+        CHECK(ran == want, "%s: allgatherv ran in Caracal %ld times, expected %d", what, ran, want);
+    for (int r = 0; r < size; r++)
+        for (int i = 0; i < counts[r]; i++)
+            CHECK(recv[displs[r] + i] == 1000 * r + i, "%s: allgatherv element %d of rank %d is %d", what, i, r,
+                  recv[displs[r] + i]);
+    CHECK(recv[total] == -7, "%s: allgatherv wrote past the counts' total", what);
+    for (int i = 0; i < total; i++)
+        vec[i] = rank * (i + 1);
+    for (int i = 0; i < 256; i++)
+        recv[i] = -7;
+    before = caracal_coll_count();
+    MPI_Reduce_scatter(vec, recv, counts, MPI_INT, MPI_SUM, comm);
+    ran = caracal_coll_count() - before;
+    if (want >= 0)
+        CHECK(ran == want, "%s: reduce_scatter ran in Caracal %ld times, expected %d", what, ran, want);
+    int ranks_sum = size * (size - 1) / 2;
+    for (int i = 0; i < counts[rank]; i++)
+        CHECK(recv[i] == ranks_sum * (displs[rank] + i + 1), "%s: reduce_scatter element %d is %d, expected %d",
+              what, i, recv[i], ranks_sum * (displs[rank] + i + 1));
+    CHECK(recv[counts[rank]] == -7, "%s: reduce_scatter wrote past this rank's count", what);
+}
+
+/* The counts array changed in place between calls (see the header). */
+static void v_rounds(MPI_Comm comm, int rank, int size)
+{
+    int counts[64];
+    for (int k = 0; k < 3; k++) { /* 1 int each: 4 bytes a block, native; repeats hit the memo */
+        for (int r = 0; r < size; r++)
+            counts[r] = 1;
+        v_call(comm, rank, size, counts, 0, "ones");
+    }
+    for (int r = 0; r < size; r++) /* 8 ints each: 32 bytes, Caracal's */
+        counts[r] = 8;
+    v_call(comm, rank, size, counts, 1, "eights");
+    for (int r = 0; r < size; r++) /* the same native total as "ones", spread otherwise */
+        counts[r] = r == 0 ? 0 : r == 1 ? 2 : 1;
+    v_call(comm, rank, size, counts, 0, "uneven ones");
+    v_call(comm, rank, size, counts, 0, "uneven ones again");
+    for (int k = 0; k < 3; k++) { /* empty: done without the library, nothing written */
+        for (int r = 0; r < size; r++)
+            counts[r] = 0;
+        v_call(comm, rank, size, counts, 0, "zeros");
+    }
+    for (int r = 0; r < size; r++) /* one rank carries it all: a Caracal total again */
+        counts[r] = r == size - 1 ? 8 * size : 0;
+    v_call(comm, rank, size, counts, 1, "one rank");
+    for (int r = 0; r < size; r++)
+        counts[r] = 1;
+    v_call(comm, rank, size, counts, 0, "ones at last");
+}
 
 int main(int argc, char **argv)
 {
@@ -100,6 +176,8 @@ int main(int argc, char **argv)
         for (int i = 0; i < 8; i++)
             CHECK(in[i] == 100 * round + i, "round %d: bcast element %d is %g", round, i, in[i]);
         MPI_Type_free(&t);
+        if (size <= 16)
+            v_rounds(big, rank, size);
         MPI_Comm_free(&big);
     }
     int counts[2] = {reused_comm, reused_type}, all[2];

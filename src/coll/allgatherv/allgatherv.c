@@ -31,7 +31,7 @@ __attribute__((noinline)) static int allgatherv_blocking(const void *sendbuf, in
 int caracal_impl_MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     int how = caracal_select_never(CARACAL_ALLGATHERV) ? CARACAL_CALL_NATIVE
-                                                    : caracal_coll_call_shortcut(CARACAL_ALLGATHERV, comm, sendcount, sendtype, 0, recvtype, MPI_PROC_NULL, sendbuf, recvbuf, MPI_OP_NULL);
+                                                    : caracal_coll_call_shortcut_v(CARACAL_ALLGATHERV, comm, sendcount, sendtype, recvcounts, recvtype, sendbuf, recvbuf, MPI_OP_NULL);
     if (how == CARACAL_CALL_DONE) /* a repeated empty call: nothing to move on any rank */
         return MPI_SUCCESS;
     if (how == CARACAL_CALL_NATIVE && caracal_native_plain())

@@ -31,7 +31,7 @@ __attribute__((noinline)) static int reduce_scatter_blocking(const void *sendbuf
 int caracal_impl_MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     int how = caracal_select_never(CARACAL_REDUCE_SCATTER) ? CARACAL_CALL_NATIVE
-                                                    : caracal_coll_call_shortcut(CARACAL_REDUCE_SCATTER, comm, 0, datatype, 0, (MPI_Datatype)0, MPI_PROC_NULL, sendbuf, recvbuf, op);
+                                                    : caracal_coll_call_shortcut_v(CARACAL_REDUCE_SCATTER, comm, 0, datatype, recvcounts, (MPI_Datatype)0, sendbuf, recvbuf, op);
     if (how == CARACAL_CALL_DONE) /* a repeated empty call: nothing to move on any rank */
         return MPI_SUCCESS;
     if (how == CARACAL_CALL_NATIVE && caracal_native_plain())
