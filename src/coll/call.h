@@ -122,10 +122,19 @@ __attribute__((always_inline)) static inline int
 caracal_coll_call_shortcut_v(caracal_coll coll, MPI_Comm comm, int scount, MPI_Datatype sdt, const int *rcounts,
                              MPI_Datatype rdt, const void *sbuf, const void *rbuf, MPI_Op op)
 {
-    int n = caracal_memo_size_v(coll, comm), total;
-    if (!n || (total = caracal_counts_total(rcounts, n)) < 0)
+    if (CARACAL_MPI_SMPI)
         return CARACAL_CALL_GO;
-    return caracal_coll_call_shortcut(coll, comm, scount, sdt, total, rdt, MPI_PROC_NULL, sbuf, rbuf, op);
+    unsigned long g = caracal_native_memo_generation();
+    int places = caracal_native_memo_places(sbuf, rbuf);
+    const caracal_native_memo *m = &caracal_native_memo_[coll];
+    if (m->comm == comm && m->generation == g && m->scount == scount && m->sdt == sdt && m->rdt == rdt &&
+        m->places == places && m->rcount == caracal_counts_total(rcounts, m->n))
+        return CARACAL_CALL_NATIVE;
+    const caracal_empty_memo *e = &caracal_empty_memo_[coll];
+    if (e->m.comm == comm && e->m.generation == g && e->m.scount == scount && e->m.sdt == sdt && e->m.rdt == rdt &&
+        e->m.places == places && e->op == op && e->m.rcount == caracal_counts_total(rcounts, e->m.n))
+        return CARACAL_CALL_DONE;
+    return CARACAL_CALL_GO;
 }
 /** An allocation failed while a call's schedule was built (core/xalloc.h): the communicator's
  *  error handler is called with MPI_ERR_NO_MEM, which is returned. */
