@@ -1,6 +1,7 @@
 /* n-ary tree broadcast: each rank forwards to at most n children; with pipelining a
  * chain (n = 1) or a binary tree (n = 2) suits large messages. */
 #include "bcol/bcol.h"
+#include <stddef.h>
 
 caracal_task *caracal_p2p_bcast_nary(void *buf, int count, MPI_Datatype dt, int root, int arity,
                                      MPI_Comm comm, int tag)
