@@ -57,7 +57,7 @@ NOTES = [
     "",
     "- **Both goals fail for this halo.** QAP takes 0.090 s: 1.87x faster than random (median 0.168 s; goal 3x) "
     "and 8.4% slower than the best hostname order (3021, 0.083 s; goal within 5%). It beats 21 of the 24 orders "
-    "and identity (0.107 s); the orders 3021 (0.083) and 3120 (0.088) are faster, 1203 ties (0.090).",
+    "and identity (0.107 s), ties 1203 (0.090) and loses to 3021 (0.083) and 3120 (0.088).",
     "- **3x over random cannot hold here.** With only communication simulated, every sweep of any mapping that "
     "spreads the grid over four clusters waits for at least one wide-area round trip (4.3-10.8 ms); random "
     "placement waits for the slowest and loads the wide-area links with about 3/4 of all faces. The best "
@@ -66,9 +66,11 @@ NOTES = [
     "which this simulation does not model.",
     "- **QAP's objective is a sum, the halo's time is not.** `caracal map` minimises sum T x L, and QAP has the "
     "lowest predicted cost of every mapping simulated (53,601 byte-s; the best order by the sum, 2013/3102, "
-    "55,283) yet is third in time. Across the 23 orders run before this note and QAP, the predicted cost ranks "
-    "the simulated times with Spearman 0.34: a sweep waits for its slowest face, and the mirror-image orders "
-    "3021 and 1203 (the same three boundary pairs, the same predicted cost 59,503) take 0.083 and 0.090 s. "
+    "55,283) yet is third in time. Across the 24 orders and QAP, the predicted cost ranks the simulated times "
+    "with Spearman 0.34: a sweep waits for its slowest face, and even mirror-image orders (the same three "
+    "boundary pairs, the same predicted cost) differ: 3021 and 1203 take 0.083 and 0.090 s, 3201 and 1023 "
+    "0.108 and 0.105 s (not explained here; rank 0, where halo's allreduce every 10 sweeps is rooted in "
+    "Caracal's trees, sits on a different cluster). "
     "So a perfectly solved QAP need not be within 5% of the best order for a bulk-synchronous kernel.",
     "- **How the QAP mapping was run.** `caracal map` solved the QAP in the session before (tabu search, --time "
     "40, 7 s of CPU under load 36); its hostfile named the real machine ('vm') because caracal-nodemap took "
