@@ -53,6 +53,17 @@ long caracal_coll_count(void);
  *  algorithms in this process (persistent collectives selected native are not counted). */
 long caracal_coll_persistent_starts(void);
 
+/** Start counting, in this process, the distinct peers of Caracal's own collective
+ *  algorithms: from now on every message one of them sends or receives notes its peer's
+ *  rank in MPI_COMM_WORLD (native collectives and the application's own point-to-point
+ *  messages are not seen). A second call starts again from none. Local; costs a group
+ *  lookup per message while counting (measurements and tests, not production). */
+void caracal_peers_start(void);
+/** How many distinct world ranks this process has exchanged a message with inside Caracal's
+ *  collectives since caracal_peers_start (-1 if it was never called); the first `max` of them,
+ *  ascending, go to world_ranks (may be NULL). Local. */
+int caracal_peers(int *world_ranks, int max);
+
 #ifdef __cplusplus
 }
 #endif

@@ -41,6 +41,12 @@ caracal_task *caracal_p2p_reduce_knomial(const void *src, void *dst, int count, 
 caracal_task *caracal_p2p_reduce_knomial_seg(const void *src, void *dst, int count, MPI_Datatype dt, MPI_Op op,
                                              int root, int radix, int ordered, MPI_Comm comm, int tag);
 /* fan-in to / fan-out from `root`: zero-byte k-nomial reduce / bcast */
+/* n-ary reduce (commutative operators only: subtrees are not contiguous rank ranges) and the
+ * n-ary fan-in/fan-out: a rank has at most a parent and `arity` children (CARACAL_PEER_BUDGET) */
+caracal_task *caracal_p2p_reduce_nary(const void *src, void *dst, int count, MPI_Datatype dt, MPI_Op op,
+                                      int root, int arity, MPI_Comm comm, int tag);
+caracal_task *caracal_p2p_fanin_nary(int root, int arity, MPI_Comm comm, int tag);
+caracal_task *caracal_p2p_fanout_nary(int root, int arity, MPI_Comm comm, int tag);
 caracal_task *caracal_p2p_fanin_knomial(int root, int radix, MPI_Comm comm, int tag);
 caracal_task *caracal_p2p_fanout_knomial(int root, int radix, MPI_Comm comm, int tag);
 caracal_task *caracal_p2p_barrier_dissemination(MPI_Comm comm, int tag);

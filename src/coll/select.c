@@ -3,6 +3,7 @@
 #include "select.h"
 #include "call.h"
 #include "rules_file.h"
+#include "peer_budget.h"
 #include <mpi.h>
 #include "config.h"
 #include "log.h"
@@ -359,6 +360,8 @@ static void note_never(int c)
     caracal_select_native_only[c] = 0;
     if (caracal_coll_mode() == 2) /* force: Caracal's default wherever the rules say native */
         return;
+    if (caracal_peer_budget() > 0) /* a budget may take native calls to the hierarchical default */
+        return;
     if (caracal_log_enabled("algo")) /* the slow path logs "<family> native" for every call */
         return;
     for (int i = 0; i < nrules[c]; i++) {
@@ -452,11 +455,30 @@ int caracal_select_without_shm(caracal_coll coll, int comm_size, size_t bytes, c
     return caracal_select_skipping(coll, comm_size, bytes, CARACAL_SKIP_SHM, choice);
 }
 
+/* CARACAL_PEER_BUDGET (coll/peer_budget.h): a rule that is native (peers unknown) or a flat
+ * algorithm that may reach more ranks than the budget gives way to the family's default
+ * where that is hierarchical. Decided from the size alone, as every selection is: a
+ * communicator of more than budget+1 ranks may span nodes. */
+static int within_budget(caracal_coll coll, int comm_size, int ret, caracal_choice *choice)
+{
+    int b = caracal_peer_budget();
+    if (b <= 0 || comm_size <= b + 1 || (caracal_family_flags(coll) & CARACAL_FAM_NATIVE))
+        return ret;
+    if (caracal_flat_peers(coll, ret ? choice->top.alg : "native", comm_size) <= b)
+        return ret;
+    const caracal_alg_info *d = caracal_alg_default(coll);
+    if (!d || caracal_flat_peers(coll, d->name, comm_size) > b)
+        return ret; /* no hierarchical algorithm in this family */
+    memset(&choice->top, 0, sizeof choice->top);
+    snprintf(choice->top.alg, sizeof choice->top.alg, "%s", d->name);
+    return 1;
+}
+
 int caracal_select_skipping(caracal_coll coll, int comm_size, size_t bytes, int skip, caracal_choice *choice)
 {
     caracal_select_setup();
     first_match(coll, comm_size, bytes, skip, choice);
-    return strcmp(choice->top.alg, "native") != 0;
+    return within_budget(coll, comm_size, strcmp(choice->top.alg, "native") != 0, choice);
 }
 
 int caracal_select(caracal_coll coll, int comm_size, size_t bytes, caracal_choice *choice)
@@ -479,6 +501,7 @@ int caracal_select(caracal_coll coll, int comm_size, size_t bytes, caracal_choic
             ret = 1;
         }
     }
+    ret = within_budget(coll, comm_size, ret, choice);
     if (caracal_threaded)
         return ret;
     last[coll].choice = *choice;

@@ -1,6 +1,7 @@
 /* Steps (coll/steps.h): rounds of messages, then the round's local actions. */
 /* MPICH declares array sizes on MPI_Testall; MPI_STATUSES_IGNORE trips GCC's check */
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
+#include "core/peers.h"
 #include "coll/steps.h"
 #include "combine.h"
 #include "dtype.h"
@@ -316,11 +317,15 @@ static int progress(caracal_task *t)
                     s->req[i] = MPI_REQUEST_NULL;
                     if (!*o->pbytes)
                         continue;
+                    caracal_peers_note(o->comm, o->peer);
                     if (o->kind == OP_SEND)
                         PMPI_Isend(*o->pbuf, byte_count(*o->pbytes), MPI_BYTE, o->peer, s->tag, o->comm, &s->req[i]);
                     else
                         PMPI_Irecv(*o->pbuf, byte_count(*o->pbytes), MPI_BYTE, o->peer, s->tag, o->comm, &s->req[i]);
-                } else if (o->kind == OP_SEND)
+                    continue;
+                }
+                caracal_peers_note(o->comm, o->peer);
+                if (o->kind == OP_SEND)
                     PMPI_Isend(o->src, o->count, o->dt, o->peer, s->tag, o->comm, &s->req[i]);
                 else
                     PMPI_Irecv(o->dst, o->count, o->dt, o->peer, s->tag, o->comm, &s->req[i]);

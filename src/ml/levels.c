@@ -1,6 +1,7 @@
 #include "levels.h"
 #include "bcol/bcol.h"
 #include "bcol/shm/shm.h"
+#include "coll/peer_budget.h"
 #include "config.h"
 #include "dtype.h"
 #include <string.h>
@@ -14,6 +15,29 @@ static caracal_alg pick(const caracal_ml_args *a, int l)
 }
 
 static int radix(caracal_alg alg) { return alg.param >= 2 ? alg.param : 2; }
+
+/* CARACAL_PEER_BUDGET on the top level (the node leaders, coll/peer_budget.h): when the rule's
+ * primitive would give a leader `peers` peers, more than the budget B, the level runs n-ary
+ * trees of arity B-1 instead (a parent and B-1 children); returns that arity, or 0 to keep
+ * the rule's primitive. The same on every member: the level's size and B agree. */
+static int budget_arity(const caracal_ml_args *a, int l, int peers)
+{
+    int b = caracal_peer_budget();
+    if (b <= 0 || l < 0 || l != a->h->nlevels - 1 || strcmp(a->h->level[l].kind, "top") || peers <= b)
+        return 0;
+    return b - 1;
+}
+
+/* two primitives in order, as one task (the top level's budgeted allreduce and barrier): the
+ * second runs on the same tag, its messages going the other way along the same tree */
+static caracal_task *in_turn(const char *name, caracal_task *first, caracal_task *second)
+{
+    caracal_schedule *s = caracal_sched_new(name, NULL);
+    caracal_sched_add(s, first);
+    caracal_sched_add(s, second);
+    caracal_task_then(first, second);
+    return &s->task;
+}
 /* kind, bytes: what the call carries (CARACAL_SHM_K_SYNC, 0 for barrier, fan-in, fan-out) */
 static int use_shm(const caracal_ml_args *a, int l, caracal_alg alg, int kind, size_t bytes)
 {
@@ -28,8 +52,12 @@ caracal_task *caracal_ml_level_bcast(const caracal_ml_args *a, int l, void *buf,
     caracal_alg alg = pick(a, l);
     if (use_shm(a, l, alg, CARACAL_SHM_K_BCAST, nbytes(count, dt)))
         return caracal_shm_bcast(a->h, buf, count, dt, root);
-    if (!strcmp(alg.alg, "nary"))
-        return caracal_p2p_bcast_nary(buf, count, dt, root, alg.param >= 1 ? alg.param : 2, lv->comm, tag);
+    int nary = !strcmp(alg.alg, "nary"), arity = alg.param >= 1 ? alg.param : 2;
+    int budget = budget_arity(a, l, nary ? caracal_nary_peers(arity, lv->size) : caracal_knomial_peers(radix(alg), lv->size));
+    if (budget)
+        return caracal_p2p_bcast_nary(buf, count, dt, root, budget, lv->comm, tag);
+    if (nary)
+        return caracal_p2p_bcast_nary(buf, count, dt, root, arity, lv->comm, tag);
     return caracal_p2p_bcast_knomial(buf, count, dt, root, radix(alg), lv->comm, tag);
 }
 
@@ -40,6 +68,9 @@ caracal_task *caracal_ml_level_reduce(const caracal_ml_args *a, int l, const voi
     caracal_alg alg = pick(a, l);
     if (use_shm(a, l, alg, CARACAL_SHM_K_REDUCE, nbytes(count, dt)))
         return caracal_shm_reduce(a->h, src, dst, count, dt, op, root);
+    int budget = budget_arity(a, l, caracal_knomial_peers(radix(alg), lv->size)); /* (schedules reduce only commutative operators by levels) */
+    if (budget)
+        return caracal_p2p_reduce_nary(src, dst, count, dt, op, root, budget, lv->comm, tag);
     if (!strcmp(alg.alg, "knomial_seg"))
         return caracal_p2p_reduce_knomial_seg(src, dst, count, dt, op, root, radix(alg), 0, lv->comm, tag);
     return caracal_p2p_reduce_knomial(src, dst, count, dt, op, root, radix(alg), 0, lv->comm, tag);
@@ -52,7 +83,12 @@ caracal_task *caracal_ml_level_allreduce(const caracal_ml_args *a, int l, const 
     caracal_alg alg = pick(a, l);
     if (use_shm(a, l, alg, CARACAL_SHM_K_ALLREDUCE, nbytes(count, dt)))
         return caracal_shm_allreduce(a->h, src, dst, count, dt, op);
-    if (!strcmp(alg.alg, "ring") && count >= lv->size)
+    int ring = !strcmp(alg.alg, "ring") && count >= lv->size;
+    int budget = budget_arity(a, l, ring ? caracal_ring_peers(lv->size) : caracal_recdbl_peers(lv->size));
+    if (budget) /* reduce to the level's rank 0 and back down the same tree */
+        return in_turn("allreduce_budget", caracal_p2p_reduce_nary(src, dst, count, dt, op, 0, budget, lv->comm, tag),
+                       caracal_p2p_bcast_nary(dst, count, dt, 0, budget, lv->comm, tag));
+    if (ring)
         return caracal_p2p_allreduce_ring(src, dst, count, dt, op, lv->comm, tag);
     return caracal_p2p_allreduce_recdbl(src, dst, count, dt, op, lv->comm, tag);
 }
@@ -78,7 +114,12 @@ caracal_task *caracal_ml_level_barrier(const caracal_ml_args *a, int l, int tag)
     caracal_alg alg = pick(a, l);
     if (use_shm(a, l, alg, CARACAL_SHM_K_SYNC, 0))
         return caracal_shm_barrier(a->h);
-    return caracal_p2p_barrier_dissemination(lv_of(a->h, l)->comm, tag);
+    const caracal_level *lv = lv_of(a->h, l);
+    int budget = budget_arity(a, l, caracal_dissemination_peers(lv->size));
+    if (budget)
+        return in_turn("barrier_budget", caracal_p2p_fanin_nary(0, budget, lv->comm, tag),
+                       caracal_p2p_fanout_nary(0, budget, lv->comm, tag));
+    return caracal_p2p_barrier_dissemination(lv->comm, tag);
 }
 
 int caracal_ml_nchunks(const caracal_hier *h, int count, MPI_Datatype dt)

@@ -27,7 +27,9 @@ BAD = [("CARACAL_BCAST", "foo", "not a bcast algorithm"),
        ("CARACAL_BARRIER", "node/foo", "for a level"),
        ("CARACAL_NODE_SIZE", "-1", "refused"),
        ("CARACAL_SHM_SLOT", "0", "refused"),
-       ("CARACAL_COLL", "maybe", "not 0, 1 or force")]
+       ("CARACAL_COLL", "maybe", "not 0, 1 or force"),
+       ("CARACAL_PEER_BUDGET", "1", "refused"),
+       ("CARACAL_PEER_BUDGET", "-2", "refused")]
 
 
 @pytest.mark.parametrize("name,value,says", BAD)

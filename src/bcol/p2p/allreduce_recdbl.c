@@ -3,6 +3,7 @@
  * step the partner's block of ranks is adjacent to ours and the lower block goes first. */
 /* MPICH declares array sizes on MPI_Testall; MPI_STATUSES_IGNORE trips GCC's check */
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
+#include "core/peers.h"
 #include "bcol/bcol.h"
 #include "combine.h"
 #include "dtype.h"
@@ -33,12 +34,16 @@ static int progress(caracal_task *t)
         switch (t->state) {
         case START:
             if (r->me < 2 * r->rem) {
-                if (r->me % 2 == 0) { /* hand my data to the odd neighbour, get the result back */
+                if (r->me % 2 == 0) { /* hand my data to the odd neighbour, get the result back */ {
+                    caracal_peers_note(r->comm, r->me + 1);
                     PMPI_Isend(r->acc, r->count, r->dt, r->me + 1, r->tag, r->comm, &r->req[0]);
+                }
+                    caracal_peers_note(r->comm, r->me + 1);
                     PMPI_Irecv(r->dst, r->count, r->dt, r->me + 1, r->tag, r->comm, &r->req[1]);
                     t->state = UNFOLD_WAIT;
                     continue;
                 }
+                caracal_peers_note(r->comm, r->me - 1);
                 PMPI_Irecv(r->other, r->count, r->dt, r->me - 1, r->tag, r->comm, &r->req[0]);
                 r->req[1] = MPI_REQUEST_NULL;
                 r->newrank = r->me / 2;
@@ -62,7 +67,9 @@ static int progress(caracal_task *t)
             }
             {
                 int peer = real_rank(r, r->newrank ^ r->mask);
+                caracal_peers_note(r->comm, peer);
                 PMPI_Irecv(r->other, r->count, r->dt, peer, r->tag, r->comm, &r->req[0]);
+                caracal_peers_note(r->comm, peer);
                 PMPI_Isend(r->acc, r->count, r->dt, peer, r->tag, r->comm, &r->req[1]);
             }
             t->state = STEP_WAIT;
@@ -85,9 +92,10 @@ static int progress(caracal_task *t)
         case UNFOLD:
             if (r->acc != r->dst)
                 caracal_type_copy(r->dst, r->acc, r->count, r->dt);
-            if (r->me < 2 * r->rem)
+            if (r->me < 2 * r->rem) {
+                caracal_peers_note(r->comm, r->me - 1);
                 PMPI_Isend(r->dst, r->count, r->dt, r->me - 1, r->tag, r->comm, &r->req[0]);
-            else
+            } else
                 r->req[0] = MPI_REQUEST_NULL;
             r->req[1] = MPI_REQUEST_NULL;
             t->state = UNFOLD_WAIT;

@@ -3,6 +3,7 @@
  * allgather steps circulate them. Every rank sends and receives 2(n-1)/n of the data. */
 /* MPICH declares array sizes on MPI_Testall; MPI_STATUSES_IGNORE trips GCC's check */
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
+#include "core/peers.h"
 #include "bcol/bcol.h"
 #include "combine.h"
 #include "dtype.h"
@@ -44,14 +45,17 @@ static int progress(caracal_task *t)
             if (s < r->n - 1) { /* reduce-scatter */
                 sc = mod(r->me - s, r->n);
                 rc = mod(r->me - s - 1, r->n);
+                caracal_peers_note(r->comm, left);
                 PMPI_Irecv(r->tmp, chunk_len(r, rc), r->dt, left, r->tag, r->comm, &r->req[0]);
             } else { /* allgather */
                 int g = s - (r->n - 1);
                 sc = mod(r->me + 1 - g, r->n);
                 rc = mod(r->me - g, r->n);
+                caracal_peers_note(r->comm, left);
                 PMPI_Irecv(r->dst + chunk_start(r, rc) * r->extent, chunk_len(r, rc), r->dt, left, r->tag, r->comm,
                            &r->req[0]);
             }
+            caracal_peers_note(r->comm, right);
             PMPI_Isend(r->dst + chunk_start(r, sc) * r->extent, chunk_len(r, sc), r->dt, right, r->tag, r->comm,
                        &r->req[1]);
             t->state = 1;

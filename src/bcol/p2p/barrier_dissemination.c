@@ -2,6 +2,7 @@
  * ceil(log2 n) rounds; in round i rank r signals r + 2^i and waits for r - 2^i. */
 /* MPICH declares array sizes on MPI_Testall; MPI_STATUSES_IGNORE trips GCC's check */
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
+#include "core/peers.h"
 #include "bcol/bcol.h"
 #include <stdlib.h>
 #include "xalloc.h"
@@ -27,7 +28,9 @@ static int progress(caracal_task *t)
         }
         if (b->dist >= b->n)
             return CARACAL_TASK_DONE;
+        caracal_peers_note(b->comm, (b->me - b->dist + b->n) % b->n);
         PMPI_Irecv(NULL, 0, MPI_BYTE, (b->me - b->dist + b->n) % b->n, b->tag, b->comm, &b->req[0]);
+        caracal_peers_note(b->comm, (b->me + b->dist) % b->n);
         PMPI_Isend(NULL, 0, MPI_BYTE, (b->me + b->dist) % b->n, b->tag, b->comm, &b->req[1]);
         t->state = 1;
     }

@@ -2,6 +2,7 @@
  * order, which is rank order relative to the tree root: with `ordered` the tree is
  * rooted at rank 0 and the result forwarded to the real root, so non-commutative
  * operators see their operands in canonical order. Fan-in is the zero-byte case. */
+#include "core/peers.h"
 #include "bcol/bcol.h"
 #include "combine.h"
 #include "dtype.h"
@@ -32,12 +33,16 @@ static int progress(caracal_task *t)
         if (r->tree.nchild) {
             MPI_Aint tlb, textent;
             PMPI_Type_get_true_extent(r->dt, &tlb, &textent);
-            for (int j = 0; j < r->tree.nchild; j++)
+            for (int j = 0; j < r->tree.nchild; j++) {
+                caracal_peers_note(r->comm, r->tree.child[j]);
                 PMPI_Irecv((char *)r->scratch + j * r->span - tlb, r->count, r->dt, r->tree.child[j], r->tag,
                            r->comm, &r->recv[j]);
+            }
         }
-        if (r->me == r->root && r->troot != r->root)
+        if (r->me == r->root && r->troot != r->root) {
+            caracal_peers_note(r->comm, r->troot);
             PMPI_Irecv(r->dst, r->count, r->dt, r->troot, r->tag, r->comm, &r->final);
+        }
         t->state = 1;
         /* fall through */
     case 1:
@@ -54,12 +59,15 @@ static int progress(caracal_task *t)
             r->acc = in;
             r->next++;
         }
-        if (r->tree.parent >= 0)
+        if (r->tree.parent >= 0) {
+            caracal_peers_note(r->comm, r->tree.parent);
             PMPI_Isend(r->acc, r->count, r->dt, r->tree.parent, r->tag, r->comm, &r->send);
-        else if (r->me == r->root)
+        } else if (r->me == r->root)
             caracal_type_copy(r->dst, r->acc, r->count, r->dt);
-        else
+        else {
+            caracal_peers_note(r->comm, r->root);
             PMPI_Isend(r->acc, r->count, r->dt, r->root, r->tag, r->comm, &r->send);
+        }
         t->state = 2;
         /* fall through */
     case 2: {
@@ -81,8 +89,10 @@ static void destroy(caracal_task *t)
     free(r);
 }
 
-caracal_task *caracal_p2p_reduce_knomial(const void *src, void *dst, int count, MPI_Datatype dt, MPI_Op op,
-                                         int root, int radix, int ordered, MPI_Comm comm, int tag)
+/* arity > 0: an n-ary tree instead (children's subtrees are not contiguous rank ranges, so
+ * only for commutative operators, never ordered) */
+static caracal_task *start(const void *src, void *dst, int count, MPI_Datatype dt, MPI_Op op, int root, int radix,
+                           int arity, int ordered, MPI_Comm comm, int tag)
 {
     reduce_knomial *r = caracal_xcalloc(1, sizeof *r);
     caracal_task_init(&r->task, "reduce_knomial", progress, destroy);
@@ -90,7 +100,10 @@ caracal_task *caracal_p2p_reduce_knomial(const void *src, void *dst, int count, 
     PMPI_Comm_rank(comm, &r->me);
     PMPI_Comm_size(comm, &n);
     r->troot = ordered ? 0 : root;
-    caracal_tree_knomial(&r->tree, r->me, r->troot, n, radix);
+    if (arity > 0)
+        caracal_tree_nary(&r->tree, r->me, r->troot, n, arity);
+    else
+        caracal_tree_knomial(&r->tree, r->me, r->troot, n, radix);
     r->src = r->acc = src;
     r->dst = dst;
     r->count = count;
@@ -111,9 +124,30 @@ caracal_task *caracal_p2p_reduce_knomial(const void *src, void *dst, int count, 
     return &r->task;
 }
 
+caracal_task *caracal_p2p_reduce_knomial(const void *src, void *dst, int count, MPI_Datatype dt, MPI_Op op,
+                                         int root, int radix, int ordered, MPI_Comm comm, int tag)
+{
+    return start(src, dst, count, dt, op, root, radix, 0, ordered, comm, tag);
+}
+
+caracal_task *caracal_p2p_reduce_nary(const void *src, void *dst, int count, MPI_Datatype dt, MPI_Op op,
+                                      int root, int arity, MPI_Comm comm, int tag)
+{
+    caracal_task *t = start(src, dst, count, dt, op, root, 0, arity > 0 ? arity : 1, 0, comm, tag);
+    t->name = "reduce_nary";
+    return t;
+}
+
 caracal_task *caracal_p2p_fanin_knomial(int root, int radix, MPI_Comm comm, int tag)
 {
     caracal_task *t = caracal_p2p_reduce_knomial(NULL, NULL, 0, MPI_BYTE, MPI_BOR, root, radix, 0, comm, tag);
     t->name = "fanin_knomial";
+    return t;
+}
+
+caracal_task *caracal_p2p_fanin_nary(int root, int arity, MPI_Comm comm, int tag)
+{
+    caracal_task *t = caracal_p2p_reduce_nary(NULL, NULL, 0, MPI_BYTE, MPI_BOR, root, arity, comm, tag);
+    t->name = "fanin_nary";
     return t;
 }

@@ -11,6 +11,7 @@
  * last combination writes the result in place: no copy of the whole message at the end. */
 /* MPICH declares array sizes on MPI_Testall; MPI_STATUSES_IGNORE trips GCC's check */
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
+#include "core/peers.h"
 #include "bcol/bcol.h"
 #include "combine.h"
 #include "config.h"
@@ -70,9 +71,11 @@ static int post_ahead(reduce_seg *r)
         int k = r->posted % r->window;
         if (!request_done(&r->send[k])) /* the slot still holds a partial result being sent */
             break;
-        for (int j = 0; j < nc; j++)
+        for (int j = 0; j < nc; j++) {
+            caracal_peers_note(r->comm, r->tree.child[j]);
             PMPI_Irecv(child_buf(r, r->posted, j), seg_len(r, r->posted), r->dt, r->tree.child[j], r->tag, r->comm,
                        &r->recv[k * nc + j]);
+        }
         r->posted++;
         moved = 1;
     }
@@ -101,6 +104,7 @@ static int combine_current(reduce_seg *r)
     if (r->tree.parent >= 0 || r->me != r->root) {
         if (!request_done(&r->send[k]))
             return moved;
+        caracal_peers_note(r->comm, r->tree.parent >= 0 ? r->tree.parent : r->root);
         PMPI_Isend(acc, len, r->dt, r->tree.parent >= 0 ? r->tree.parent : r->root, r->tag, r->comm, &r->send[k]);
     } else {
         char *out = r->dst + r->cur * r->segbytes;
@@ -118,8 +122,10 @@ static int progress(caracal_task *t)
     reduce_seg *r = (reduce_seg *)t;
     if (t->state == 0) {
         if (r->me == r->root && r->troot != r->root)
-            for (int s = 0; s < r->nseg; s++)
+            for (int s = 0; s < r->nseg; s++) {
+                caracal_peers_note(r->comm, r->troot);
                 PMPI_Irecv(r->dst + s * r->segbytes, seg_len(r, s), r->dt, r->troot, r->tag, r->comm, &r->final[s]);
+            }
         t->state = 1;
     }
     while (r->cur < r->nseg) {

@@ -3,6 +3,7 @@
  * coming in. Used by the k-nomial and n-ary broadcasts (and by fan-out, count 0). */
 /* MPICH declares array sizes on MPI_Testall; MPI_STATUSES_IGNORE trips GCC's check */
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
+#include "core/peers.h"
 #include "bcol/bcol.h"
 #include "dtype.h"
 #include <stdlib.h>
@@ -32,9 +33,11 @@ static int progress(caracal_task *t)
     switch (t->state) {
     case 0: /* post every receive at once: segments arrive in order */
         if (b->tree.parent >= 0)
-            for (int s = 0; s < b->nseg; s++)
+            for (int s = 0; s < b->nseg; s++) {
+                caracal_peers_note(b->comm, b->tree.parent);
                 PMPI_Irecv(b->buf + s * b->segbytes, seg_len(b, s), b->dt, b->tree.parent, b->tag, b->comm,
                            &b->recv[s]);
+            }
         t->state = 1;
         /* fall through */
     case 1: /* forward each segment once it is here; biggest subtree first */
@@ -44,9 +47,11 @@ static int progress(caracal_task *t)
                 PMPI_Test(&b->recv[s], &flag, MPI_STATUS_IGNORE);
             if (!flag)
                 return CARACAL_TASK_PENDING;
-            for (int c = b->tree.nchild - 1, i = 0; c >= 0; c--, i++)
+            for (int c = b->tree.nchild - 1, i = 0; c >= 0; c--, i++) {
+                caracal_peers_note(b->comm, b->tree.child[c]);
                 PMPI_Isend(b->buf + s * b->segbytes, seg_len(b, s), b->dt, b->tree.child[c], b->tag, b->comm,
                            &b->send[s * b->tree.nchild + i]);
+            }
             b->next++;
             caracal_progress_tick();
         }

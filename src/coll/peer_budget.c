@@ -1,0 +1,99 @@
+/* CARACAL_PEER_BUDGET: the setting and the peer counts of Caracal's primitives (peer_budget.h).
+ * Counts are the most distinct peers of any rank, from the trees' own construction
+ * (bcol/p2p/tree.c), so the budget and the algorithms cannot disagree. */
+#include "coll/peer_budget.h"
+#include "bcol/bcol.h"
+#include "config.h"
+#include "log.h"
+#include <string.h>
+
+int caracal_peer_budget(void)
+{
+    static int budget = -1; /* (threads: the same value, whoever reads it first) */
+    int b = __atomic_load_n(&budget, __ATOMIC_RELAXED);
+    if (b < 0) {
+        long long v = caracal_setting_int(CARACAL_SET_PEER_BUDGET); /* refuses what does not parse, and negatives */
+        if (v == 1) {
+            caracal_warn_job("CARACAL_PEER_BUDGET=1 is refused (a tree over more than two leaders needs 2 peers "
+                             "at its inner ranks); using the default 0 (no budget)");
+            v = 0;
+        }
+        b = v > 1 << 30 ? 1 << 30 : (int)v;
+        __atomic_store_n(&budget, b, __ATOMIC_RELAXED);
+    }
+    return b;
+}
+
+static int ceil_log2(int n)
+{
+    int k = 0;
+    while ((1L << k) < n)
+        k++;
+    return k;
+}
+
+int caracal_knomial_peers(int radix, int n)
+{
+    if (n <= 1)
+        return 0;
+    caracal_tree t; /* the root has the most: a child at every digit of every other rank's path */
+    caracal_tree_knomial(&t, 0, 0, n, radix);
+    int k = t.nchild;
+    caracal_tree_free(&t);
+    return k;
+}
+
+int caracal_nary_peers(int arity, int n)
+{
+    if (arity < 1)
+        arity = 1;
+    if (n <= 1)
+        return 0;
+    int root = arity < n - 1 ? arity : n - 1;
+    int first = n - 1 - arity; /* rank 1: its parent and its children 1*arity+1 .. 2*arity below n */
+    int inner = 1 + (first < 0 ? 0 : first < arity ? first : arity);
+    return root > inner ? root : inner;
+}
+
+int caracal_recdbl_peers(int n)
+{
+    if (n <= 1)
+        return 0;
+    int p = 1, k = 0;
+    while (p * 2 <= n) {
+        p *= 2;
+        k++;
+    }
+    return k + (n > p); /* a folded-in neighbour on top of log2 of the power of two */
+}
+
+int caracal_ring_peers(int n) { return n <= 1 ? 0 : n == 2 ? 1 : 2; }
+
+int caracal_dissemination_peers(int n)
+{
+    int peer[64], k = 0; /* rank 0 sends to d and receives from n-d, d = 1, 2, 4, ... < n */
+    for (long d = 1; d < n; d *= 2)
+        for (int side = 0; side < 2; side++) {
+            int p = (int)(side ? n - d : d), dup = 0;
+            for (int q = 0; q < k; q++)
+                dup |= peer[q] == p;
+            if (!dup)
+                peer[k++] = p;
+        }
+    return k;
+}
+
+int caracal_flat_peers(caracal_coll c, const char *alg, int n)
+{
+    if (!strcmp(alg, "native"))
+        return n - 1; /* the library's algorithm: unknown to Caracal */
+    if (c == CARACAL_BARRIER || c == CARACAL_BCAST || c == CARACAL_REDUCE || c == CARACAL_ALLREDUCE)
+        return 0; /* their comm rules are hierarchical schedules (rect: a torus's neighbours) */
+    if (!strcmp(alg, "hier") || !strcmp(alg, "shm"))
+        return 0;
+    if (!strcmp(alg, "ring"))
+        return caracal_ring_peers(n);
+    if (!strcmp(alg, "bruck") || !strcmp(alg, "recdbl") || !strcmp(alg, "binomial") || !strcmp(alg, "rechalving"))
+        return n <= 1 ? 0 : 2 * ceil_log2(n) < n - 1 ? 2 * ceil_log2(n) : n - 1; /* a send and a receive partner per round */
+    return n - 1; /* pairwise, linear, native: anyone */
+}

@@ -1,0 +1,28 @@
+# CARACAL_PEER_BUDGET (issue 19): 8 ranks as 8 or 4 "nodes" (CARACAL_NODE_SIZE), results
+# exact and each rank's off-node peers, counted by Caracal, within the budget (test_peer_budget.c).
+add_executable(test_peer_budget test_peer_budget.c)
+target_link_libraries(test_peer_budget PRIVATE caracal)
+# one rank per node, budget 2: the rules' native calls go to Caracal's hierarchical schedules,
+# whose leaders' binomial/recursive-doubling/dissemination (3-6 peers over 8) become chains
+caracal_mpi_test(NAME peer_budget_np8_node1 NP 8 COMMAND $<TARGET_FILE:test_peer_budget> 2
+                 ENV CARACAL_NODE_SIZE=1 CARACAL_PEER_BUDGET=2)
+# 4 nodes of 2, budget 2, and a flat alltoall rule (pairwise: 6 off-node peers each): members
+# talk to no other node, alltoall runs node-aggregated
+caracal_mpi_test(NAME peer_budget_np8_node2 NP 8 COMMAND $<TARGET_FILE:test_peer_budget> 2
+                 ENV CARACAL_NODE_SIZE=2 CARACAL_PEER_BUDGET=2 CARACAL_ALLTOALL=pairwise)
+# no budget, Caracal's schedules by rule: the counts of the unbudgeted primitives, above 2
+set(_pb_rules CARACAL_BARRIER=hier CARACAL_BCAST=knomial:2 CARACAL_REDUCE=knomial:2 CARACAL_ALLREDUCE=recdbl
+    CARACAL_ALLTOALL=hier)
+caracal_mpi_test(NAME peer_budget_none_np8_node1 NP 8 COMMAND $<TARGET_FILE:test_peer_budget> 0
+                 ENV CARACAL_NODE_SIZE=1 ${_pb_rules})
+# bad values: one warning per job, the default (no budget) in force
+caracal_launcher_env(_pb_env "" CARACAL_NODE_SIZE=1 ${_pb_rules} CARACAL_PEER_BUDGET=1)
+add_test(NAME peer_budget_refused_one_np4
+         COMMAND ${PROJECT_SOURCE_DIR}/tests/c/expect_lines.sh 1 "CARACAL_PEER_BUDGET=1 is refused"
+                 ${CARACAL_MPIEXEC} ${CARACAL_MPIEXEC_FLAGS} -n 4 ${_pb_env} $<TARGET_FILE:test_peer_budget> 0)
+caracal_launcher_env(_pb_env2 "" CARACAL_NODE_SIZE=1 ${_pb_rules} CARACAL_PEER_BUDGET=two)
+add_test(NAME peer_budget_refused_word_np4
+         COMMAND ${PROJECT_SOURCE_DIR}/tests/c/expect_lines.sh 1 "CARACAL_PEER_BUDGET=two is refused"
+                 ${CARACAL_MPIEXEC} ${CARACAL_MPIEXEC_FLAGS} -n 4 ${_pb_env2} $<TARGET_FILE:test_peer_budget> 0)
+set_tests_properties(peer_budget_refused_one_np4 peer_budget_refused_word_np4 PROPERTIES TIMEOUT 300 LABELS np4
+  ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
