@@ -11,7 +11,8 @@
  * "fastest" is then the fastest loop's mean.
  * Usage: coll_bench [reps] [max_bytes] [iter_scale] [collective|all] [latency|b2b]
  *                   [caracal_iter_scale] [native|own]
- * (collective: barrier, bcast, reduce or allreduce; default all four). caracal_iter_scale
+ * (collective: barrier, bcast, reduce or allreduce, or a comma-separated list of them; default
+ * all four). caracal_iter_scale
  * (default iter_scale) gives Caracal's loop its own length: where the native call takes
  * milliseconds (MPICH busy-polling when ranks outnumber cores) a few native calls are enough
  * but a few Caracal calls measure only how late the last rank left the barrier before the
@@ -37,6 +38,16 @@ static int run(int coll, int caracal, void *a, void *b, int count)
     default: return caracal ? MPI_Allreduce(a, b, count / 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)
                             : PMPI_Allreduce(a, b, count / 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     }
+}
+
+/* Is `name` one of the comma-separated names in `list`? */
+static int listed(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; (p = strstr(p, name)) != NULL; p += n)
+        if ((p == list || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
+            return 1;
+    return 0;
 }
 
 static int cmp(const void *x, const void *y)
@@ -67,7 +78,7 @@ int main(int argc, char **argv)
     t[1] = malloc(reps * sizeof(double));
     double *call = malloc(4096 * sizeof(double)), *callmax = malloc(4096 * sizeof(double));
     for (int coll = 0; coll < 4; coll++) {
-        if (only && strcmp(only, names[coll]))
+        if (only && !listed(only, names[coll]))
             continue;
         static const long sizes[] = {8, 64, 512, 4096, 32768, 262144, 1 << 20, 4 << 20};
         for (int si = 0; si < 8 && sizes[si] <= maxb; si++) {

@@ -13,9 +13,11 @@ loop: CARACAL_NATIVE_WAIT=yield CARACAL_NATIVE_BLOCKING=nonblocking). With --bus
 launch runs while one busy loop per core keeps the machine loaded (the "second job" case),
 so Caracal and native see the same load. Launches are interleaved in a new random order each
 round; the table gives the median over rounds of Caracal/native per call and its spread.
-Where ranks outnumber cores, MPICH's native loop runs 2 calls and Caracal's 200, and each
-side's loop starts after its own library's barrier (iteration_scales says why); --add
-merges a split run (one library or rank count per lock hold) into the existing table.
+Where ranks outnumber cores, MPICH's native barrier, allreduce and 4 KiB reduce loops run 2
+calls and Caracal's 200, its bcast and short reduce 200 on both sides, and each side's loop starts after its own
+library's barrier (iteration_scales says why); --add merges a split run (one library or rank
+count per lock hold) into the existing table. Spreads are the quartiles (p25-p75) over
+launches; with futex and spin both run at a rank count, a section compares them directly.
 
 Patterns (--pattern): `coll` (barrier, bcast, reduce, allreduce, coll_bench.c), `halo` (a
 ring halo exchange of native point-to-point then an 8-byte allreduce per iteration,
@@ -31,6 +33,7 @@ and each pattern at --ranks 2 --busy.
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 
@@ -57,7 +60,9 @@ def bench_exe(lib, name="coll_bench"):
 
 
 def iteration_scales(lib, n, cores):
-    """Calls per timed loop (x coll_bench's 200 up to 4 KiB), native and Caracal apart.
+    """[(collectives, native scale, Caracal scale, keep)]: calls per timed loop (x coll_bench's
+    200 up to 4 KiB), native and Caracal apart, one coll_bench launch per entry, whose rows
+    are kept where keep(collective, bytes).
     Where ranks outnumber cores the native call is slow (MPICH busy-polls: milliseconds per
     call; Open MPI yields: tens to hundreds of us), so few native calls keep a launch short.
     Caracal's loop gets its own, longer count (Open MPI: the same 200 calls on both sides; its
@@ -66,10 +71,36 @@ def iteration_scales(lib, n, cores):
     for MPICH) the loop measured how late the last rank left that busy-polling barrier - up to a
     scheduler timeslice, milliseconds - not the collective. Per-call time is still the loop's
     time / its calls on the slowest rank, the two sides interleaved, alternating which goes
-    first."""
+    first.
+    Few native calls are fair only where every native call synchronises every rank (barrier,
+    allreduce, and MPICH's reduce from 2 KiB, MPIR_CVAR_REDUCE_SHORT_MSG_SIZE, which is
+    reduce-scatter + gather): then a call costs about the same in a loop of 2, 20 or 200
+    (allreduce, 4 ranks, one trial at load 15: 6-68, 22-82, 18-80 ms). MPICH's bcast and its
+    short reduce are eager: the senders run ahead, so 2 calls charge the late exit from the
+    barrier to each call (reduce 8-512 B: 8-13 ms per call with 2 calls, 0.6-1.7 with 20,
+    0.3-0.9 with 200), and the earlier table compared 2 native bcasts (4-47 us in all, the
+    root never waits) with 200 Caracal calls. Those run 200 calls on both sides, in a second
+    coll_bench launch of the same slot."""
     if n <= cores or lib == "openmpi":  # Open MPI's calls are not slow enough to need fewer
-        return "1", "1"
-    return "0.01", "1"
+        return [("all", "1", "1", lambda coll, b: True)]
+    return [("barrier,reduce,allreduce", "0.01", "1", lambda coll, b: coll != "reduce" or b > 2048),
+            ("bcast,reduce", "1", "1", lambda coll, b: coll == "bcast" or b <= 2048)]
+
+
+def quartiles(xs):
+    """(p25, p75) of xs, linearly interpolated (one value: that value twice)."""
+    ys = sorted(xs)
+    if len(ys) < 2:
+        return ys[0], ys[0]
+    q = statistics.quantiles(ys, n=4, method="inclusive")
+    return q[0], q[2]
+
+
+def uptime():
+    try:
+        return subprocess.run(["uptime"], capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
 
 
 def main():
@@ -112,25 +143,34 @@ def main():
         env = {"LD_PRELOAD": str(ROOT / BUILD[lib][0] / "lib/libcaracal.so")}
         if STRATEGIES[strat] is not None:
             env.update(FORCED, **STRATEGIES[strat])
-        scale, cscale = iteration_scales(lib, n, cores)
         if a.pattern == "coll":
-            argv = [exes[lib], "3", str(a.max_bytes), scale, "all", a.mode, cscale, "own"]
+            argvs = [([exes[lib], "3", str(a.max_bytes), scale, colls, a.mode, cscale, "own"], keep)
+                     for colls, scale, cscale, keep in iteration_scales(lib, n, cores)]
         else:  # wait_mix runs one count for both sides (MPICH busy-polls when oversubscribed: fewer calls)
-            argv = [exes[lib], a.pattern, "3", str(a.max_bytes),
-                    "1" if n <= cores else ("0.2" if lib == "openmpi" else "0.01")]
-        cmd = benchlib.mpiexec(lib, n, argv, env=env)
-        out = benchlib.run_launch(cmd, 600, busy=a.busy)
-        if out.returncode:
-            print(f"\nwait: {cfg} failed: {out.stderr[-300:]}", file=sys.stderr)
-            return []
-        return [json.loads(l) for l in out.stdout.splitlines() if l.startswith("{")]
+            argvs = [([exes[lib], a.pattern, "3", str(a.max_bytes),
+                       "1" if n <= cores else ("0.2" if lib == "openmpi" else "0.01")], lambda coll, b: True)]
+        got = []
+        for argv, keep in argvs:
+            cmd = benchlib.mpiexec(lib, n, argv, env=env)
+            out = benchlib.run_launch(cmd, 600, busy=a.busy)
+            if out.returncode:
+                print(f"\nwait: {cfg} failed: {out.stderr[-300:]}", file=sys.stderr)
+                continue
+            got += [r for r in (json.loads(l) for l in out.stdout.splitlines() if l.startswith("{"))
+                    if keep(r["coll"], r["bytes"])]
+        return got
 
     name = a.out or ("coll-wait" + ("" if a.pattern == "coll" else "-" + a.pattern)
                      + ("-busy" if a.busy else "") + ("" if a.mode == "b2b" else "-latency"))
     part = {"libs": libs, "ranks": ranks, "strategies": strategies, "rounds": a.rounds,
-            "date": benchlib.machine_description()["date"], "load_at_start": os.getloadavg()}
+            "date": benchlib.machine_description()["date"], "load_at_start": os.getloadavg(), "uptime_at_start": uptime(),
+            "method": "own call counts per side (MPICH where ranks outnumber cores: barrier, allreduce and "
+                      "reduce above 2 KiB native 2 calls, Caracal 200; bcast and reduce up to 2 KiB 200 on both), "
+                      "Caracal's loop after its own barrier"
+                      if a.pattern == "coll" else "one call count for both sides"}
     results = benchlib.interleave(configs, a.rounds, run_one)
     part["load_at_end"] = os.getloadavg()
+    part["uptime_at_end"] = uptime()
     rows, parts = [], [part]
     for cfg, runs in results.items():
         for rnd, rr in enumerate(runs):
@@ -157,7 +197,7 @@ def main():
         if row["native_us"] > 0:
             cells.setdefault((row["lib"], row["ranks"], row["coll"], row["bytes"], row["strategy"]), []).append(row)
     keys = sorted({k[:4] for k in cells}, key=lambda k: (libs.index(k[0]), k[1], ORDER.index(k[2]), k[3]))
-    lines = ["| library | ranks | collective | bytes | calls native/Caracal | native us/call | "
+    lines = ["| library | ranks | collective | bytes | calls native/Caracal | native us/call (spread) | "
              + " | ".join(f"{s} us/call, ratio (spread)" for s in strategies) + " |",
              "|" + "---|" * (6 + len(strategies))]
     summary, goal = {}, {}
@@ -165,13 +205,15 @@ def main():
         every = [r for s in strategies for r in cells.get(k + (s,), [])]
         nat = [r["native_us"] for r in every]
         calls = f"{every[0]['iters']}/{every[0].get('caracal_iters', every[0]['iters'])}"
-        row = f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {calls} | {benchlib.median(nat):.2f} |"
+        nlo, nhi = quartiles(nat)
+        row = f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {calls} | {benchlib.median(nat):.2f} ({nlo:.2f}-{nhi:.2f}) |"
         for s in strategies:
             g = cells.get(k + (s,), [])
             ratios = [r["caracal_us"] / r["native_us"] for r in g]
             if ratios:
                 m = benchlib.median(ratios)
-                row += f" {benchlib.median([r['caracal_us'] for r in g]):.2f}, {m:.2f} ({min(ratios):.2f}-{max(ratios):.2f}) |"
+                lo, hi = quartiles(ratios)
+                row += f" {benchlib.median([r['caracal_us'] for r in g]):.2f}, {m:.2f} ({lo:.2f}-{hi:.2f}) |"
                 summary.setdefault((k[0], k[1], s), []).append(m)
                 if k[3] <= 4096:
                     goal.setdefault((k[0], k[1], s), []).append((m, f"{k[2]} {k[3]} B {m:.2f}"))
@@ -190,6 +232,25 @@ def main():
         notes.append(f"- {lib}, {n} ranks, {s}: median ratio {benchlib.median(ms):.2f}, "
                      f"{sum(m <= 0.5 for m in ms)} of {len(ms)} cells at least 2x faster than native, "
                      f"{sum(m > 1.0 for m in ms)} slower")
+    # issue 16's 2-rank goal: the futex path within 3% of the spin path (a quiet machine)
+    pair, vs_spin = {}, []
+    for k in keys:
+        f, sp = cells.get(k + ("futex",)), cells.get(k + ("spin",))
+        if not f or not sp:
+            continue
+        tf, ts = benchlib.median([r["caracal_us"] for r in f]), benchlib.median([r["caracal_us"] for r in sp])
+        rf = benchlib.median([r["caracal_us"] / r["native_us"] for r in f])
+        rs = benchlib.median([r["caracal_us"] / r["native_us"] for r in sp])
+        pair.setdefault(k[:2], []).append((tf / ts, rf / rs))
+        vs_spin.append(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {ts:.3f} | {tf:.3f} | {tf / ts:.3f} | {rf / rs:.3f} |")
+    if vs_spin:
+        geo = lambda xs: statistics.geometric_mean(xs)  # noqa: E731
+        vs_spin = (["| library | ranks | collective | bytes | spin us/call | futex us/call | futex/spin (times) "
+                    "| futex/spin (ratios to native) |", "|---|---|---|---|---|---|---|---|"] + vs_spin + [""]
+                   + [f"- {l}, {n} ranks: geometric mean over {len(v)} cells futex/spin {geo([t for t, _ in v]):.3f} "
+                      f"by times, {geo([r for _, r in v]):.3f} by ratios to native; cells above 1.03: "
+                      f"{sum(t > 1.03 for t, _ in v)} by times, {sum(r > 1.03 for _, r in v)} by ratios"
+                      for (l, n), v in pair.items()])
     md = ("<!-- generated by bench/coll/wait.py; ratios are Caracal time / native time per call (< 1 is faster) -->\n"
           f"# Waiting strategies, {dict(coll='collectives', halo='halo exchange + allreduce', rotate='bcast with a rotating root')[a.pattern]}, "
           f"{'calls back to back' if a.mode == 'b2b' or a.pattern != 'coll' else 'one call latency'}"
@@ -197,19 +258,25 @@ def main():
           f"{cores} cores. Forced shm "
           "collectives (CARACAL_<COLL>=shm) with CARACAL_WAIT set to each strategy, and the default selection.\n"
           "`native us/call` is the median over every launch of the configuration's row; each strategy's cell "
-          "gives Caracal's median us/call and the median (min-max) over launches of Caracal/native.\n"
+          "gives Caracal's median us/call and the median (p25-p75) over launches of Caracal/native.\n"
           "Per call = a timed loop's time / its calls on the slowest rank, Caracal and native alternately in "
           "one launch, alternating which goes first. Where ranks outnumber cores the two sides run their own "
           "number of calls (`calls native/Caracal`): the native call takes milliseconds there (MPICH "
           "busy-polls), and Caracal's loop starts after Caracal's own barrier, since a few Caracal calls "
-          "right after a busy-polling native barrier measured how late the last rank left it "
+          "right after a busy-polling native barrier measured how late the last rank left it. Few native "
+          "calls are fair only for calls that synchronise every rank; MPICH's eager bcast and reduce up to "
+          "2 KiB (the senders run ahead) run the same count on both sides "
           "(bench/coll/wait.py, iteration_scales).\n\n"
           + "".join(f"- run {i + 1}: {', '.join(p['libs'])} at {','.join(map(str, p['ranks']))} ranks, "
                     f"{','.join(p['strategies'])}, {p['rounds']} launches per configuration interleaved in random "
                     f"order, {p['date']}, load average {p['load_at_start'][0]:.1f} at the start, "
-                    f"{p['load_at_end'][0]:.1f} at the end" + (f" ({p['method']})" if p.get("method") else "") + "\n" for i, p in enumerate(parts))
+                    f"{p['load_at_end'][0]:.1f} at the end" + (f" ({p['method']})" if p.get("method") else "")
+                    + (f"; uptime at the start: `{p['uptime_at_start']}`, at the end: `{p['uptime_at_end']}`"
+                       if p.get("uptime_at_start") else "") + "\n" for i, p in enumerate(parts))
           + "\n" + "\n".join(lines) + "\n\n## Summary\n\n" + "\n".join(notes)
-          + "\n\n## Goal of issue 16 (up to 4 KiB: <= 0.5x Open MPI, <= 0.1x MPICH)\n\n" + "\n".join(goals) + "\n")
+          + "\n\n## Goal of issue 16 (up to 4 KiB: <= 0.5x Open MPI, <= 0.1x MPICH)\n\n" + "\n".join(goals) + "\n"
+          + ("\n## futex against spin (issue 16: within 3% of the spin path where every rank has a core)\n\n"
+             "Medians over launches of each side; < 1: futex faster.\n\n" + "\n".join(vs_spin) + "\n" if vs_spin else ""))
     doc = {"schema": "caracal.bench-wait/2", "mode": a.mode, "busy": a.busy, "pattern": a.pattern,
            "machine": benchlib.machine_description(), "parts": parts, "rows": rows}
     benchlib.write_results(name, doc, md)
