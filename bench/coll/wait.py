@@ -146,9 +146,13 @@ def main():
         if a.pattern == "coll":
             argvs = [([exes[lib], "3", str(a.max_bytes), scale, colls, a.mode, cscale, "own"], keep)
                      for colls, scale, cscale, keep in iteration_scales(lib, n, cores)]
-        else:  # wait_mix runs one count for both sides (MPICH busy-polls when oversubscribed: fewer calls)
-            argvs = [([exes[lib], a.pattern, "3", str(a.max_bytes),
-                       "1" if n <= cores else ("0.2" if lib == "openmpi" else "0.01")], lambda coll, b: True)]
+        else:  # wait_mix runs one count for both sides. Where ranks outnumber cores: the halo fewer
+            # iterations (each synchronises); the rotating bcast 200 calls on Open MPI (its eager bcast
+            # buffers 40 whole) and 20 on MPICH (a rotating root makes each call wait: 4-20 ms per
+            # native call at 4-8 ranks, so 200 calls took a minute a launch; 2 measured the barrier)
+            scale = ("1" if n <= cores else {("openmpi", "rotate"): "1", ("mpich", "rotate"): "0.1",
+                                              ("openmpi", "halo"): "0.2", ("mpich", "halo"): "0.01"}[lib, a.pattern])
+            argvs = [([exes[lib], a.pattern, "3", str(a.max_bytes), scale], lambda coll, b: True)]
         got = []
         for argv, keep in argvs:
             cmd = benchlib.mpiexec(lib, n, argv, env=env)
