@@ -100,11 +100,13 @@ __attribute__((weak, noreturn)) void caracal_out_of_memory(size_t bytes);
  * load 58: 64 B 0.03-0.73x, reduce 8 B 0.93x at 4 and 8 ranks, bcast 8 B 0.41x at 8 ranks
  * but 1.14x (0.45-1.63) at 4 - a tie with native within the spread, not a demonstrated win.
  * So one-node communicators of 3-8 ranks take shm at every size up to 64 KiB (bcast) or
- * every size (reduce). Not yet from 9 ranks: the 16-rank rows predate the change. */
+ * every size (reduce) (`#3-9`: ranges are half-open; until session 14 it read `#3-8`, which
+ * left 8 ranks native where forced shm measured 0.26-0.94x native, coll-wait-quiet.md). Not
+ * yet from 9 ranks: the 16-rank rows predate the change. */
 #define OPENMPI4_DEFAULTS                                                                     \
     [CARACAL_BARRIER]   = "shm native",                                                        \
-    [CARACAL_BCAST]     = "shm@512-16k#2 shm@-64k#3-8 shm@512-64k#9- node/shm@2k-8k knomial:2@2k-8k#3-6 native", \
-    [CARACAL_REDUCE]    = "shm@512-16k#2 shm#3-8 shm@512-#9- node/shm@2k-8k knomial:2@2k-8k#6- native", \
+    [CARACAL_BCAST]     = "shm@512-16k#2 shm@-64k#3-9 shm@512-64k#9- node/shm@2k-8k knomial:2@2k-8k#3-6 native", \
+    [CARACAL_REDUCE]    = "shm@512-16k#2 shm#3-9 shm@512-#9- node/shm@2k-8k knomial:2@2k-8k#6- native", \
     [CARACAL_ALLREDUCE] = "shm@-1m#2 shm@-16k node/shm@16k-64k recdbl:2@16k-64k native"
 #if defined(MPI_ABI_VERSION) /* MPI-5 standard ABI: runs on MPICH 5 and Intel MPI */
 #define CARACAL_DEFAULTS_FOR "the MPI-5 ABI (MPICH 5, Intel MPI)"
