@@ -233,7 +233,24 @@ _GUARD = {"parent-comm": ("comm_hierarchy=parent", "comm_hierarchy=any"),
 _CSEL_HAS_COMMUTATIVE = ("allreduce", "reduce", "reduce_scatter", "reduce_scatter_block")
 
 
+# Algorithms whose JSON container takes parameters (radix k, tree type, chunk size, the
+# CCL backend...), added after MPICH 4.0.2: a container without them gets zeros, and MPICH
+# 5.0.2 then aborts, runs out of memory or hangs (tried one cell each at 2 ranks: allreduce
+# tree/ccl/recexch/k_reduce_scatter_allgather/recursive_multiplying, bcast tree/
+# pipelined_tree, barrier k_dissemination/recexch, allgather recexch_doubling, alltoall
+# k_brucks). MPICH's own default trees use none of them. The CVAR that forces one for a
+# launch (force_env) gives it its parameters' CVAR defaults, so `caracal tune` measures
+# them; a file cannot name them until this writer writes their parameters.
+MPICH_PARAMETRISED = {"allgather": ("k_brucks", "recexch_doubling", "recexch_halving"),
+                      "allreduce": ("ccl", "k_reduce_scatter_allgather", "recexch", "recursive_multiplying", "tree"),
+                      "alltoall": ("k_brucks",), "barrier": ("k_dissemination", "recexch"),
+                      "bcast": ("pipelined_tree", "tree")}
+
+
 def _mpich_unguardable(c) -> Optional[str]:
+    if str(c.ident) in MPICH_PARAMETRISED.get(c.coll, ()):
+        return (f"algorithm {c.ident}'s selection-file entry takes parameters (radix, tree type, ...) "
+                "that this writer does not write")
     for r in MPICH_RESTRICTIONS.get((c.coll, str(c.ident)), ()):
         if r == "commutative" and c.coll not in _CSEL_HAS_COMMUTATIVE:
             return (f"algorithm {c.ident} needs a commutative operation, which MPICH's "
@@ -560,9 +577,9 @@ def _split_cells(mpi: str, cells: Sequence[dict], kinds: Dict[str, str], check=N
 # --------------------------------------------------------------------------------------
 # Open MPI writer
 # --------------------------------------------------------------------------------------
-def openmpi_rules_text(cells: Sequence[dict]) -> Tuple[str, List[str]]:
+def openmpi_rules_text(cells: Sequence[dict], mpi: str = "openmpi") -> Tuple[str, List[str]]:
     """The rules file's text and the notes of cells not written (see write_openmpi_rules)."""
-    per_coll, notes = _split_cells("openmpi", cells, OMPI_SIZE_KIND, _openmpi_unusable)
+    per_coll, notes = _split_cells(mpi, cells, OMPI_SIZE_KIND, _openmpi_unusable)
     lines = ["# Open MPI coll/tuned dynamic rules, written by caracal (native_tuning.py).",
              "# Read with: --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_dynamic_rules_filename FILE",
              "# Layout (coll_tuned_dynamic_file.c): number of collectives; per collective: its id,",
@@ -596,8 +613,9 @@ def openmpi_rules_text(cells: Sequence[dict]) -> Tuple[str, List[str]]:
     return "\n".join(lines) + "\n", notes
 
 
-def write_openmpi_rules(path, cells: Sequence[dict]) -> List[str]:
-    """Write Open MPI 4.1's coll/tuned dynamic rules file for ``cells``.
+def write_openmpi_rules(path, cells: Sequence[dict], mpi: str = "openmpi") -> List[str]:
+    """Write Open MPI 4.1's (or 5.0's: the same format) coll/tuned dynamic rules file for
+    ``cells``, whose algorithms are those of library ``mpi`` (Open MPI 5.0 has more: sparbit).
 
     Format (coll_tuned_dynamic_file.c, v4.1.4, read by ompi_coll_base_file_getnext_long:
     numbers as strtol %li, anything else skipped, '#' to end of line a comment):
@@ -613,7 +631,7 @@ def write_openmpi_rules(path, cells: Sequence[dict]) -> List[str]:
     A malformed file is silently ignored by a release build of Open MPI (its messages
     are OPAL_OUTPUT, compiled out), so this writer only writes what it checked.
     Returns the notes of the cells it could not write."""
-    text, notes = openmpi_rules_text(cells)
+    text, notes = openmpi_rules_text(cells, mpi)
     with open(path, "w") as f:
         f.write(text)
     return notes
@@ -691,9 +709,10 @@ def _mpich_coll_tree(coll: str, cells: List[_Cell], default: dict, level: str,
             "comm_hierarchy=node_roots": default, "comm_type=intra": body}
 
 
-def mpich_trees(cells: Sequence[dict], library: Optional[str] = None):
+def mpich_trees(cells: Sequence[dict], library: Optional[str] = None, mpi: str = "mpich"):
     """(MPIR tree, ch4 tree, notes) for ``cells`` (see write_mpich_json)."""
-    per_coll, notes = _split_cells("mpich", cells, {c: MPICH_SIZE_KEY[c][1] for c in MPICH_SIZE_KEY},
+    library = library or find_libmpich(mpi)
+    per_coll, notes = _split_cells(mpi, cells, {c: MPICH_SIZE_KEY[c][1] for c in MPICH_SIZE_KEY},
                                    _mpich_unguardable)
     mpir_default = mpich_default_tree("mpir", library)
     ch4_default = mpich_default_tree("ch4", library)
@@ -710,8 +729,10 @@ def mpich_trees(cells: Sequence[dict], library: Optional[str] = None):
     return mpir, ch4, notes
 
 
-def write_mpich_json(path, cells: Sequence[dict], library: Optional[str] = None) -> List[str]:
-    """Write MPICH 4.0's selection files for ``cells``: ``path`` (the MPIR tree, for
+def write_mpich_json(path, cells: Sequence[dict], library: Optional[str] = None, mpi: str = "mpich") -> List[str]:
+    """Write MPICH 4.0's (or 5.0's) selection files for ``cells``, whose algorithms are those
+    of library ``mpi`` (MPICH 5.0 has more: tree, recexch, ...; its default trees from
+    ``library``, else that library's file): ``path`` (the MPIR tree, for
     MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE) and mpich_ch4_path(path) (the ch4 tree,
     for MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE); pass_env gives both.
 
@@ -730,7 +751,7 @@ def write_mpich_json(path, cells: Sequence[dict], library: Optional[str] = None)
     a comm_size chain in front (one entry per size where the library's size depends on
     it); ranges without a cell lead back to the collective's default subtree.
     Returns the notes of the cells it could not write."""
-    mpir, ch4, notes = mpich_trees(cells, library)
+    mpir, ch4, notes = mpich_trees(cells, library, mpi)
     with open(path, "w") as f:
         json.dump(mpir, f, indent=1)
         f.write("\n")

@@ -148,6 +148,30 @@ def test_bad_cells_are_refused():
         nt.mpich_trees([{"coll": "bcast", "comm_size": 2, "bytes_lo": 0, "alg": "ring"}])
 
 
+def test_writers_take_the_algorithms_of_the_library_they_write_for():
+    """caracal tune --mpi mpich5 / openmpi5 writes with that library's algorithm list (MPICH
+    5.0 and Open MPI 5.0 have algorithms 4.0 / 4.1 lack: before, the writers looked them up
+    in Debian's list and the tune stopped with "mpich cannot force allreduce algorithm ...").
+    MPICH's algorithms whose file entry takes parameters are reported, not written."""
+    from caracal import mpilibs
+    for name in ("mpich5", "openmpi5"):
+        if not mpilibs.get(name).installed():
+            pytest.skip(f"{mpilibs.get(name).title} not installed (make setup MPI={name})")
+    ring = {"coll": "allreduce", "comm_size": 2, "bytes_lo": 0, "bytes_hi": 4096, "alg": "ring"}
+    tree = {"coll": "bcast", "comm_size": 2, "bytes_lo": 0, "alg": "tree"}
+    with pytest.raises(nt.NativeTuningError, match="cannot force allreduce algorithm 'ring'"):
+        nt.mpich_trees([ring])  # MPICH 4.0.2 has no allreduce ring
+    mpir, _, notes = nt.mpich_trees([ring, tree], mpi="mpich5")
+    assert "algorithm=MPIR_Allreduce_intra_ring" in str(mpir["collective=allreduce"])
+    assert "Bcast_intra_tree" not in str(mpir["collective=bcast"])
+    assert len(notes) == 1 and notes[0].startswith("bcast: algorithm tree's selection-file entry takes parameters")
+    sparbit = {"coll": "allgather", "comm_size": 2, "bytes_lo": 0, "alg": "sparbit"}
+    with pytest.raises(nt.NativeTuningError, match="cannot force allgather algorithm 'sparbit'"):
+        nt.openmpi_rules_text([sparbit])  # Open MPI 4.1 has no sparbit
+    text, notes = nt.openmpi_rules_text([sparbit], "openmpi5")
+    assert notes == [] and "0 7 4 0  # sparbit" in text  # coll_tuned_allgather_algorithm 7 in 5.0
+
+
 def test_mpich_trees_keep_the_default_and_guard_restrictions():
     default = nt.mpich_default_tree("mpir")
     mpir, ch4, notes = nt.mpich_trees([])

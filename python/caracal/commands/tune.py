@@ -659,11 +659,13 @@ def run(args):
     if native_cells and native:
         name = native_file_name(args.mpi)
         if launch.library(args.mpi).family == "openmpi":
-            native.write_openmpi_rules(str(out / name), native_cells)
+            notes = native.write_openmpi_rules(str(out / name), native_cells, args.mpi)
         else:  # the default trees the file extends are this library's own (MPICH 4.0 or 5.0)
-            native.write_mpich_json(str(out / name), native_cells, native.find_libmpich(args.mpi))
-        print(f"wrote {out}/{name}: {len(native_cells)} cell(s) where one of {args.mpi}'s own algorithms "
-              f"wins; usable without Caracal: " + " ".join(f"{k}={v}" for k, v in
+            notes = native.write_mpich_json(str(out / name), native_cells, native.find_libmpich(args.mpi), args.mpi)
+        for note in notes:  # a cell the file cannot hold keeps the library's default there
+            print(f"caracal tune: {name}: {note}")
+        print(f"wrote {out}/{name}: {len(native_cells) - len(notes)} cell(s) where one of {args.mpi}'s own "
+              f"algorithms wins; usable without Caracal: " + " ".join(f"{k}={v}" for k, v in
                                                           native.pass_env(args.mpi, str(out / name)).items()))
     won = sum(1 for r in rows if r["winner"] != "native")
     print(f"wrote {out}/caracal-rules.conf ({won} of {len(rows)} cells to Caracal), {out}/tune.md, {out}/tune.json")
