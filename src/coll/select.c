@@ -75,10 +75,11 @@ __attribute__((weak, noreturn)) void caracal_out_of_memory(size_t bytes);
     [CARACAL_SCAN] = "shm@512-64k#2 native", [CARACAL_EXSCAN] = "shm@512-8k#2 native",           \
     [CARACAL_ALLTOALLW] = "native"
 /* One table per library this build was compiled for (its mpi.h says which): the rows each
- * library's own measurements support. Debian's Open MPI 4.1 and MPICH 4.0: the tune runs above.
- * Open MPI 5, MPICH 5, Intel MPI and the MPI-5 ABI build (which runs on MPICH 5 and Intel MPI,
- * so only what holds on both) still carry their family's rows: not yet measured against the
- * library alone. bench/coll/defaults_check.py --libs NAME does that (default / PMPI per cell); a
+ * library's own measurements support. Debian's Open MPI 4.1 and MPICH 4.0: the tune runs above;
+ * Open MPI 5 and MPICH 5: their own rows below (measured 2026-11-26 at 2 ranks; their 3+-rank
+ * rows are still the family's). Intel MPI and the MPI-5 ABI build (which runs on MPICH 5 and
+ * Intel MPI, so only what holds on both) still carry MPICH 4.0's rows: not yet measured against
+ * the library alone. bench/coll/defaults_check.py --libs NAME does that (default / PMPI per cell); a
  * cell slower than 1.05x the library alone goes native in that library's table. */
 /* The same check of the first four families at 2 ranks: shm bcast loses to both libraries
  * from 32 KiB in every pattern (1.4-47x: two copies through the slots against the library's
@@ -108,6 +109,48 @@ __attribute__((weak, noreturn)) void caracal_out_of_memory(size_t bytes);
     [CARACAL_BCAST]     = "shm@512-16k#2 shm@-64k#3-9 shm@512-64k#9- node/shm@2k-8k knomial:2@2k-8k#3-6 native", \
     [CARACAL_REDUCE]    = "shm@512-16k#2 shm#3-9 shm@512-#9- node/shm@2k-8k knomial:2@2k-8k#6- native", \
     [CARACAL_ALLREDUCE] = "shm@-1m#2 shm@-16k node/shm@16k-64k recdbl:2@16k-64k native"
+/* 2026-11-26 17:47-18:10, the quiet window: bench/coll/defaults_check.py on the package-index
+ * libraries, 2 ranks, back to back and barrier-led, 3 rounds (bench/results/defaults-check-
+ * openmpi5.md, defaults-check-mpich5.md; the rows below re-measured before they were built with
+ * --rules: defaults-check-{openmpi5,mpich5}-changed.md). Open MPI 5.0 (one node: coll_tuned; han
+ * disqualifies itself without remote peers): the 2-rank shm of allgather(v), gather, alltoall,
+ * scan and exscan lost at 512 B (1.10-1.49x) and 2 KiB, won from 4 KiB (0.2-0.4x), so from 4 KiB;
+ * 2-rank shm allreduce wins at 1 and 4 MiB too (0.49-0.58x), so at every size. The 3+-rank
+ * parts are Open MPI 4.1's (as its rows above, `#3-9`). */
+#define OPENMPI5_DEFAULTS                                                                     \
+    [CARACAL_BARRIER]   = "shm native",                                                        \
+    [CARACAL_BCAST]     = "shm@512-16k#2 shm@-64k#3-9 shm@512-64k#9- node/shm@2k-8k knomial:2@2k-8k#3-6 native", \
+    [CARACAL_REDUCE]    = "shm@512-16k#2 shm#3-9 shm@512-#9- node/shm@2k-8k knomial:2@2k-8k#6- native", \
+    [CARACAL_ALLREDUCE] = "shm#2 shm@-16k node/shm@16k-64k recdbl:2@16k-64k native"
+#define OPENMPI5_NEW_FAMILY_DEFAULTS                                                          \
+    [CARACAL_ALLGATHER] = "shm@4k-8k#2 native", [CARACAL_ALLGATHERV] = "shm@4k-8k#2 native",    \
+    [CARACAL_GATHER] = "shm@4k-8k#2 native", [CARACAL_GATHERV] = "native",                      \
+    [CARACAL_SCATTER] = "native", [CARACAL_SCATTERV] = "native",                                \
+    [CARACAL_ALLTOALL] = "shm@4k-8k#2 native", [CARACAL_ALLTOALLV] = "native",                  \
+    [CARACAL_REDUCE_SCATTER] = "shm@512-64k#2 pairwise@32k-#3- native",                         \
+    [CARACAL_REDUCE_SCATTER_BLOCK] = "shm@512-64k#2 pairwise@32k-#3- native",                   \
+    [CARACAL_SCAN] = "shm@4k-64k#2 native", [CARACAL_EXSCAN] = "shm@4k-8k#2 native",             \
+    [CARACAL_ALLTOALLW] = "native"
+/* MPICH 5.0: its own small calls of the newer families take 1-2 us at 2 ranks (Debian's MPICH
+ * 4.0: 0.4-1 us), and the families' shm won at 8 B, 512 B, 4 and 32 KiB in both patterns
+ * (0.16-0.9x), scan and exscan also at 1 MiB (0.09-0.15x); shm lost from 1 MiB for the others
+ * (1.2-1.9x). So 2-rank shm below 64 KiB (scan, exscan: at every size); not gatherv, scatterv,
+ * alltoallv, whose selection sees no byte count. The 2-rank shm allreduce lost at 4 KiB with a
+ * barrier before every call (1.09x): native from 2 to 16 KiB. */
+#define MPICH5_DEFAULTS                                                                       \
+    [CARACAL_BARRIER]   = "shm native",                                                        \
+    [CARACAL_BCAST]     = "shm@-16k#2 shm@512-2k#3- shm@8k-#3- node/shm@2k-8k knomial:2@2k-8k native", \
+    [CARACAL_REDUCE]    = "shm node/shm@2k-8k knomial:2@2k-8k native",                         \
+    [CARACAL_ALLREDUCE] = "native@2k-16k#2 shm node/shm@2k-64k recdbl:2@2k-64k native"
+#define MPICH5_NEW_FAMILY_DEFAULTS                                                            \
+    [CARACAL_ALLGATHER] = "shm@-64k#2 native", [CARACAL_ALLGATHERV] = "shm@-64k#2 native",      \
+    [CARACAL_GATHER] = "shm@-64k#2 native", [CARACAL_GATHERV] = "native",                       \
+    [CARACAL_SCATTER] = "shm@-64k#2 native", [CARACAL_SCATTERV] = "native",                     \
+    [CARACAL_ALLTOALL] = "shm@-64k#2 native", [CARACAL_ALLTOALLV] = "native",                   \
+    [CARACAL_REDUCE_SCATTER] = "shm@-64k#2 pairwise@32k-#3- native",                            \
+    [CARACAL_REDUCE_SCATTER_BLOCK] = "shm@-64k#2 pairwise@32k-#3- native",                      \
+    [CARACAL_SCAN] = "shm#2 native", [CARACAL_EXSCAN] = "shm#2 native",                         \
+    [CARACAL_ALLTOALLW] = "native"
 #if defined(MPI_ABI_VERSION) /* MPI-5 standard ABI: runs on MPICH 5 and Intel MPI */
 #define CARACAL_DEFAULTS_FOR "the MPI-5 ABI (MPICH 5, Intel MPI)"
 static const char *const defaults[CARACAL_NCOLL] = {MPICH4_DEFAULTS, NEW_FAMILY_DEFAULTS};
@@ -116,13 +159,13 @@ static const char *const defaults[CARACAL_NCOLL] = {MPICH4_DEFAULTS, NEW_FAMILY_
 static const char *const defaults[CARACAL_NCOLL] = {MPICH4_DEFAULTS, NEW_FAMILY_DEFAULTS};
 #elif defined(MPICH_NUMVERSION) && MPICH_NUMVERSION >= 50000000
 #define CARACAL_DEFAULTS_FOR "MPICH 5"
-static const char *const defaults[CARACAL_NCOLL] = {MPICH4_DEFAULTS, NEW_FAMILY_DEFAULTS};
+static const char *const defaults[CARACAL_NCOLL] = {MPICH5_DEFAULTS, MPICH5_NEW_FAMILY_DEFAULTS};
 #elif defined(MPICH_VERSION)
 #define CARACAL_DEFAULTS_FOR "MPICH 4"
 static const char *const defaults[CARACAL_NCOLL] = {MPICH4_DEFAULTS, NEW_FAMILY_DEFAULTS};
 #elif defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5
 #define CARACAL_DEFAULTS_FOR "Open MPI 5"
-static const char *const defaults[CARACAL_NCOLL] = {OPENMPI4_DEFAULTS, NEW_FAMILY_DEFAULTS};
+static const char *const defaults[CARACAL_NCOLL] = {OPENMPI5_DEFAULTS, OPENMPI5_NEW_FAMILY_DEFAULTS};
 #else
 #define CARACAL_DEFAULTS_FOR "Open MPI 4"
 static const char *const defaults[CARACAL_NCOLL] = {OPENMPI4_DEFAULTS, NEW_FAMILY_DEFAULTS};
