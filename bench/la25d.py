@@ -7,8 +7,11 @@ time here, and time at 16,384 ranks by the model (python/caracal/model/la25d.py)
 Each configuration runs under `caracal run --profile` (libcaracal preloaded, Caracal's
 collectives where its rules pick them); the words are the profile's bytes / 8 / ranks in
 the timed part (the programs pause the profiler outside it), checked against the
-programs' own count. Finished launches are kept in /tmp/caracal-la25d/ (a split run
-resumes). Writes bench/results/la25d.md, .json (compact) and .png.
+programs' own count. Finished launches are kept in a work directory (bench/workdir.py: a
+new one per run; --work DIR resumes a split run, refused when DIR was made by another
+build, library or machine). The 16,384-rank model also uses this machine's shared-memory
+line when --probe gives a `caracal probe` pingpong document (an explicit file: a probe is
+never picked up from /tmp). Writes bench/results/la25d.md, .json (compact) and .png.
 """
 import argparse
 import json
@@ -20,11 +23,12 @@ import time
 from pathlib import Path
 
 from benchlib import ROOT, machine_description, median, write_results
+from workdir import facts, open_workdir
 
 sys.path.insert(0, str(ROOT / "python"))
 from caracal.model import fit, formulas as F, la25d  # noqa: E402
 
-WORK = Path("/tmp/caracal-la25d")
+WORK = None  # main: open_workdir
 GRIDS = [(4, 1), (4, 4), (8, 2), (16, 1), (16, 4)]   # (p, c): p/c a square, c in 1, 2, 4
 N_MM, N_LU, B_LU = 384, 384, 16
 # Assumed machine for the 16,384-rank model, from public Blue Gene/P figures: 13.6 GFLOP/s
@@ -69,12 +73,15 @@ def main():
     ap.add_argument("--mpi", default="openmpi")
     ap.add_argument("--launches", type=int, default=3)
     ap.add_argument("--n", type=int, default=384, help="matrix size of both programs (default 384)")
-    ap.add_argument("--work", default="/tmp/caracal-la25d", help="where finished launches are kept")
+    ap.add_argument("--work", metavar="DIR", help="resume the finished launches in DIR (default: a new directory)")
+    ap.add_argument("--probe", metavar="P.json", help="a shared-memory pingpong of `caracal probe --json` for the "
+                    "16,384-rank model's 'this machine' rows (none without it)")
     ap.add_argument("--note", default="", help="a line for the table's header (how the run was taken)")
     a = ap.parse_args()
     N_MM = N_LU = a.n
-    WORK = Path(a.work)
-    WORK.mkdir(exist_ok=True)
+    probe = load_probe(a.probe)
+    bins = [ROOT / "build" / "lib" / "libcaracal.so", ROOT / "build" / "bin" / "mm25d", ROOT / "build" / "bin" / "lu25d"]
+    WORK = open_workdir("la25d", a.work, facts(a.mpi, bins, {"n": a.n}))
     rows = []
     runs = [("mm25d", p, c, ["-n", N_MM, "-c", c], "") for p, c in GRIDS]
     runs += [("lu25d", p, c, ["-n", N_LU, "-c", c, "-b", B_LU], "tournament") for p, c in GRIDS]
@@ -96,7 +103,7 @@ def main():
                       "words_model": (la25d.words_mm(n, p, c) if prog == "mm25d" else float(rs[0]["words_model"])),
                       "bound": la25d.bound_25d(n, p, c), "by_function": rs[0]["words_by_function"],
                       "loadavg": [r["loadavg"] for r in rs], "check": all(r["check"] == "ok" for r in rs)})
-    big = model_16k(table)
+    big = model_16k(table, probe)
     doc = {"schema": "caracal.la25d/1", "mpi": a.mpi, "machine": machine_description(),
            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "n_mm": N_MM, "n_lu": N_LU, "b_lu": B_LU,
            "rows": table, "model_16k": big, "note": a.note}
@@ -104,11 +111,28 @@ def main():
     plot(doc, ROOT / "bench" / "results" / "la25d.png")
 
 
-def model_16k(table):
-    """Time at 16,384 ranks by the model: this machine's fitted shm parameters and flop
-    rate (one rank's mm25d), and the assumed BG/P-like machine above."""
-    probe = Path("/tmp/caracal-model-check/probe-openmpi-pingpong.json")
-    here = fit.fit_levels({str(probe): json.loads(probe.read_text())})["shm"].hockney if probe.exists() else None
+def load_probe(path):
+    """--probe: the shm Hockney line of a pingpong document, or None without --probe."""
+    if path is None:
+        print("la25d: no --probe: the 16,384-rank model has the assumed BG/P-like machine only", file=sys.stderr)
+        return None
+    try:
+        doc = json.loads(Path(path).read_text())
+        lv = fit.fit_levels({path: doc})
+    except (OSError, ValueError, fit.UsageError) as e:
+        print(f"la25d: --probe {path}: {e}", file=sys.stderr)
+        sys.exit(2)
+    if "shm" not in lv:
+        print(f"la25d: --probe {path} is a probe between hosts; the model wants this machine's shared memory",
+              file=sys.stderr)
+        sys.exit(2)
+    print(f"la25d: this machine's line from {path} (made {doc.get('created', '?')})", file=sys.stderr)
+    return lv["shm"].hockney
+
+
+def model_16k(table, here):
+    """Time at 16,384 ranks by the model: this machine's fitted shm parameters (--probe)
+    and flop rate (one rank's mm25d), and the assumed BG/P-like machine above."""
     one = {r["prog"]: r["gflops"] for r in table if r["p"] == 1}
     comb = F.Compute(gamma=1e3, mem_bw=1e4)
     machines = [("assumed BG/P-like", F.Hockney(BGP["alpha_us"], 1 / BGP["MBps"]), BGP["gflops"], BGP["gflops"])]

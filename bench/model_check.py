@@ -5,11 +5,12 @@ and tabulate predicted / measured.
 
   flock /work/bench.lock python3 bench/model_check.py [--mpi openmpi] [--procs 2,4,8]
 
-Writes bench/results/model-check.md and .json (compact), keeping finished launches in a
-work directory (--work DIR; a new one per run by default) so that a split run resumes when
-given the same --work. An earlier run's launches are never picked up silently: a stale
-probe or measurement from another day would be compared with today's model. Ranks above 2 share 2 cores here
-(oversubscribed, yielding): the model knows nothing of that, and the table says so.
+Writes bench/results/model-check-<mpi>.md and .json (compact), keeping finished launches
+in a work directory (bench/workdir.py): a new one per run, or --work DIR to resume a split
+run, which is refused when DIR was made by another build, library or machine (an earlier
+run's probe would otherwise be compared with today's model) and announced when reused.
+Ranks above 2 share 2 cores here (oversubscribed, yielding): the model knows nothing of
+that, and the table says so. The emulated hosts are bench/model_check_hosts.py's.
 """
 import argparse
 import json
@@ -20,6 +21,7 @@ import time
 from pathlib import Path
 
 from benchlib import ROOT, machine_description, median, write_results
+from workdir import facts, open_workdir
 
 sys.path.insert(0, str(ROOT / "python"))
 from caracal.model import fit, formulas as F, predict  # noqa: E402
@@ -34,14 +36,6 @@ CASES = [
     ("allgather", {"CARACAL_ALLGATHER": "ring"}, "ring"),
 ]
 SIZES = [8, 4096, 65536, 1 << 20]
-# on emulated hosts (--testbed NAME): Caracal's hierarchical schedules, point-to-point on
-# both levels (the rule alone: knomial/recdbl/hier on every level), 2 ranks per host
-HIER_CASES = [
-    ("bcast", {"CARACAL_BCAST": "knomial:2"}, "hier"),
-    ("reduce", {"CARACAL_REDUCE": "knomial:2"}, "hier"),
-    ("allreduce", {"CARACAL_ALLREDUCE": "recdbl"}, "hier"),
-    ("barrier", {"CARACAL_BARRIER": "hier"}, "hier"),
-]
 WORK = None  # the work directory (main: --work, or a new one)
 
 
@@ -65,18 +59,13 @@ def main():
     ap.add_argument("--reps", type=int, default=40)
     ap.add_argument("--coll-json", metavar="FILE",
                     help="compare with the p2p rows of a bench/coll/run.py result (no new launches)")
-    ap.add_argument("--testbed", metavar="NAME", help="also the hierarchical schedules on this testbed's hosts")
-    ap.add_argument("--testbed-procs", default="4,8", help="ranks on the testbed, 2 per host (default 4,8)")
-    ap.add_argument("--work", metavar="DIR", help="resume from the finished launches in DIR (default: a new directory)")
+    ap.add_argument("--work", metavar="DIR", help="resume from the finished launches in DIR (default: a new "
+                    "directory; refused when DIR was made by another build, library or machine)")
     a = ap.parse_args()
     global WORK
-    if a.work:
-        WORK = Path(a.work)
-        WORK.mkdir(parents=True, exist_ok=True)
-    else:
-        import tempfile
-        WORK = Path(tempfile.mkdtemp(prefix="caracal-model-check-"))
-    print(f"model_check: launches kept in {WORK} (--work {WORK} resumes)", file=sys.stderr)
+    bins = [ROOT / "build" / "lib" / "libcaracal.so", ROOT / "build" / "bin" / "caracal-probe",
+            ROOT / "build" / "bin" / "caracal-collbench"]
+    WORK = open_workdir("model_check", a.work, facts(a.mpi, bins, {"reps": a.reps}))
     if a.coll_json:
         return from_coll_json(a)
     loads = [uptime()]
@@ -113,17 +102,12 @@ def main():
                              "rel_err": (pred - pt["median_us"]) / pt["median_us"]})
                 if coll == "barrier":
                     break
-    if a.testbed:
-        rows += testbed_rows(a, lv, comp, loads)
     loads.append(uptime())
     doc = {"schema": "caracal.model-check/1", "mpi": a.mpi, "machine": machine_description(),
            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "loadavg": loads,
            "fit": {"alpha_us": lv.hockney.alpha, "beta_us_per_byte": lv.hockney.beta, "L_us": lv.loggp.L,
                    "o_us": lv.loggp.o, "o_source": lv.o_source, "fit_points": lv.points,
                    "fit_max_rel_err": lv.max_rel_err},
-           "net_fit": None if NET_FIT is None else {
-               "alpha_us": NET_FIT.hockney.alpha, "beta_us_per_byte": NET_FIT.hockney.beta, "L_us": NET_FIT.loggp.L,
-               "o_us": NET_FIT.loggp.o, "o_source": NET_FIT.o_source, "fit_max_rel_err": NET_FIT.max_rel_err},
            "compute": {"gamma_per_us": comp.gamma, "mem_bw_bytes_per_us": comp.mem_bw}, "rows": rows}
     write_results(f"model-check-{a.mpi}", doc, markdown(doc))
 
@@ -172,52 +156,6 @@ def from_coll_json(a):
     write_results(f"model-check-coll-{a.mpi}", doc, markdown(doc))
 
 
-def testbed_rows(a, shm, comp, loads):
-    """Probe host0-host1 (the net level), then time the hierarchical schedules at 2 ranks
-    per host and compare with the hier model (shm inside a host, net between hosts)."""
-    probes = {}
-    for mode in ("pingpong", "stream"):
-        out = WORK / f"probe-{a.mpi}-{a.testbed}-{mode}.json"
-        if not out.exists():
-            cli("probe", "--mpi", a.mpi, "--testbed", a.testbed, "--mode", mode, "--min", "1",
-                "--max", "4M" if mode == "pingpong" else "64K", "--no-perturb", "--json", out)
-        probes[str(out)] = json.loads(out.read_text())
-    net = fit.fit_levels(probes)["net"]
-    params = predict.Params(node=shm.hockney, top=net.hockney, top_loggp=net.loggp, compute=comp, node_size=2,
-                            torus_dims=None)
-    rows = []
-    for P in [int(x) for x in a.testbed_procs.split(",")]:
-        for coll, rules, model in HIER_CASES:
-            out = WORK / f"testbed-{a.mpi}-{a.testbed}-{coll}-{P}.jsonl"
-            if not out.exists():
-                envs = [x for k, v in rules.items() for x in ("--env", f"{k}={v}")]
-                p = cli("testbed", "run", "--name", a.testbed, "-n", P, "--ppn", 2, "--mpi", a.mpi, *envs, "--",
-                        ROOT / "build" / "bin" / "caracal-collbench", coll, "--sizes", ",".join(map(str, SIZES)),
-                        "--reps", a.reps)
-                out.write_text(p.stdout)
-                loads.append(uptime())
-            mod = next(m for m in predict.models(coll, params) if m.name == model)
-            for line in out.read_text().splitlines():
-                try:
-                    ev = json.loads(line)
-                except ValueError:
-                    continue
-                if ev.get("event") != "point" or ev.get("median_us") is None:
-                    continue
-                m = 0 if coll == "barrier" else ev["bytes"]
-                pred = mod.time(P, m)
-                rows.append({"coll": coll, "model": model, "rules": rules, "procs": P, "bytes": m,
-                             "level": f"testbed {P // 2} hosts x 2", "measured_us": ev["median_us"],
-                             "p90_us": ev.get("p90_us", ev["median_us"]), "model_us": pred,
-                             "rel_err": (pred - ev["median_us"]) / ev["median_us"]})
-                if coll == "barrier":
-                    break
-    global NET_FIT
-    NET_FIT = net
-    return rows
-
-
-NET_FIT = None
 
 
 def _size(b):
@@ -245,12 +183,6 @@ def markdown(doc):
            f"{', '.join('/'.join(l) for l in doc['loadavg'][:1] + doc['loadavg'][-1:])}.", "",
            "| where | collective | algorithm (rule) | ranks | bytes | measured us (P90) | model us | error |",
            "|---|---|---|---|---|---|---|---|"]
-    n = doc.get("net_fit")
-    if n:
-        out[6:6] = [f"Emulated hosts (`caracal testbed`, TCP over veth, probe host0-host1): alpha "
-                    f"{n['alpha_us']:.2f} us, beta {n['beta_us_per_byte'] * 1e3:.4f} ns/B, o {n['o_us']:.2f} us "
-                    f"({n['o_source']}); worst probe point {n['fit_max_rel_err']:.0%} off the line. The testbed rows "
-                    "compare `hier` (shm model inside a host, this line between hosts; 2 ranks per host).", ""]
     for r in doc["rows"]:
         rule = ",".join(r["rules"].values())
         out.append(f"| {r.get('level', 'one node, flat')} | {r['coll']} | {r['model']} ({rule}) | {r['procs']} | {_size(r['bytes'])} | "
