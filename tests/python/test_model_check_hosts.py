@@ -140,3 +140,19 @@ def test_workdir_without_facts_is_refused(tmp_path, capsys):
         workdir.open_workdir("t", tmp_path, {"mpi": "openmpi"})
     assert e.value.code == 2
     assert "cannot tell which build" in capsys.readouterr().err
+
+
+def test_table_lists_cells_without_a_measurement():
+    fitd = {"alpha_us": 1.0, "beta_us_per_byte": 0.001, "o_us": 0.3, "o_source": "stream", "fit_points": 9,
+            "fit_max_rel_err": 0.2}
+    row = {"hosts": 2, "ppn": 2, "ranks": 4, "coll": "bcast", "sched": "flat",
+           "rules": {"CARACAL_BCAST": "knomial:2", "CARACAL_NODE_SIZE": "1"}, "bytes": 4096, "measured_us": 20.0,
+           "launch_medians_us": [19.0, 21.0], "p90_us": 25.0, "model": "binomial", "model_us": 30.0, "rel_err": 0.5,
+           "placed_us": 15.0, "placed_err": -0.25, "load": [1.5, 2.0]}
+    doc = {"rate": None, "rounds": 2, "reps": 20, "loadavg": [[1.0, 1, 1], [2.0, 2, 2]],
+           "fit": {"shm": fitd, "net": dict(fitd, how="least squares")}, "rows": [row],
+           "missing": [{"hosts": 4, "ppn": 1, "coll": "reduce", "sched": "hier", "bytes": 8, "launches": 2}]}
+    md = mch.markdown(doc)
+    assert "| 2x2 | bcast | flat (knomial:2) | 4 KiB | 20.0 (19.0/21.0) | binomial | 30.0 | +50% | 15.0 | -25% |" in md
+    assert "| 4x1 | reduce | hier | 8 B | no repetition started in its window in 2 launch(es)" in md
+    assert "1.5-2.0" in md and "placed model for the flat rows at 2+ ranks per host: 25%" in md
