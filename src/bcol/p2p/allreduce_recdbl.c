@@ -34,11 +34,9 @@ static int progress(caracal_task *t)
         switch (t->state) {
         case START:
             if (r->me < 2 * r->rem) {
-                if (r->me % 2 == 0) { /* hand my data to the odd neighbour, get the result back */ {
+                if (r->me % 2 == 0) { /* hand my data to the odd neighbour, get the result back */
                     caracal_peers_note(r->comm, r->me + 1);
                     PMPI_Isend(r->acc, r->count, r->dt, r->me + 1, r->tag, r->comm, &r->req[0]);
-                }
-                    caracal_peers_note(r->comm, r->me + 1);
                     PMPI_Irecv(r->dst, r->count, r->dt, r->me + 1, r->tag, r->comm, &r->req[1]);
                     t->state = UNFOLD_WAIT;
                     continue;
