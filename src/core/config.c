@@ -42,6 +42,14 @@ static int is_installation_variable(const char *name, size_t len)
     return 0;
 }
 
+/* Variables of Caracal's own test harness (tests/python/conftest.py reads
+ * CARACAL_PYTEST_MPILIBS, set by scripts/ci-mpilibs.sh): every rank the tests launch inherits
+ * them, and a warning per launch would bury the tests' real output. */
+static int is_test_harness_variable(const char *name, size_t len)
+{
+    return len > 7 && !strncmp(name, "PYTEST_", 7);
+}
+
 void caracal_config_load(void)
 {
     if (loaded)
@@ -60,6 +68,7 @@ void caracal_config_load(void)
         const char *name = *e + 8, *eq = strchr(name, '=');
         size_t len = eq ? (size_t)(eq - name) : strlen(name);
         if (lookup(name, len) < 0 && !is_installation_variable(name, len) &&
+            !is_test_harness_variable(name, len) &&
             caracal_world_rank <= 0) /* once per job, not once per rank */
             caracal_warn("unknown setting CARACAL_%.*s ignored (`caracal info` lists the settings)", (int)len, name);
     }
