@@ -11,7 +11,8 @@ as fast as the 2 cores move it); the two model levels probed where they are, `sh
 between host0 and host1 (pingpong and stream each); `caracal.model.fit` fits them
 (on a rated link tbf lets a burst through at the CPU's speed, and a single least-squares
 line then misses the rate: there alpha is the median one-way time up to 1 KiB and beta the
-median slope from 256 KiB, as bench/coll/rect_model_check.py does; the table gives both). Then, per round, shape
+least-squares slope from 256 KiB, which the burst shifts but does not tilt; the table gives
+both). Then, per round, shape
 (hosts x ranks per host, block placement) and collective, `caracal-collbench` (window-
 synchronised starts, slowest rank, median of --reps) with Caracal's schedule forced:
 
@@ -53,6 +54,7 @@ FLAT_MODEL = {"bcast": "binomial", "reduce": "binomial", "allreduce": "recdbl", 
 ENV = {"bcast": "CARACAL_BCAST", "reduce": "CARACAL_REDUCE", "allreduce": "CARACAL_ALLREDUCE",
        "barrier": "CARACAL_BARRIER"}
 NET_SMALL, NET_LARGE = 1024, 256 * 1024   # the two-part fit of a rated link
+PROBE_TRIALS = 15
 
 
 def rules(coll, sched):
@@ -77,19 +79,25 @@ def parse_shapes(text):
 
 
 def two_part_fit(docs):
-    """A rated link's line: alpha the median one-way time up to NET_SMALL, beta the median
-    slope from NET_LARGE (tbf lets a burst through at once, so the mid sizes lie below any
-    line through both ends)."""
+    """A rated link's line: alpha the median one-way time up to NET_SMALL, beta the
+    least-squares slope of the sizes from NET_LARGE. tbf lets a burst (64 KiB) through at
+    the CPU's speed before the rate applies, so every large message costs
+    alpha + (m - burst)/rate: the burst shifts the large sizes' line but does not tilt it,
+    and their slope is 1/rate. (The median of (t - alpha)/m, the fit before, reads the
+    burst as bandwidth: 12% shallow at 256 KiB-1 MiB for 50 Mbit/s.) The line then charges
+    a large message burst/rate more than tbf does (10 ms at 50 Mbit/s, 6% of 1 MiB)."""
     pp = next(d for d in docs.values() if d["mode"] == "pingpong")
-    pts = [(p["size"], p.get("latency_us_median", p.get("latency_us"))) for p in pp["points"]]
+    pts = [(p["size"], fit.point_time(p)) for p in pp["points"]]
     small = [t for m, t in pts if m <= NET_SMALL]
     large = [(m, t) for m, t in pts if m >= NET_LARGE]
-    if not small or not large:
-        raise UsageError(f"the two-part fit needs sizes up to {NET_SMALL} and from {NET_LARGE} bytes")
+    if not small or len({m for m, _ in large}) < 2:
+        raise UsageError(f"the two-part fit needs sizes up to {NET_SMALL} and two from {NET_LARGE} bytes")
     alpha = statistics.median(small)
-    beta = statistics.median([(t - alpha) / m for m, t in large])
+    mm = statistics.fmean(m for m, _ in large)
+    tm = statistics.fmean(t for _, t in large)
+    beta = sum((m - mm) * (t - tm) for m, t in large) / sum((m - mm) ** 2 for m, _ in large)
     st = next((d for d in docs.values() if d["mode"] == "stream"), None)
-    o = min(min(p.get("latency_us_median", p.get("latency_us")) for p in st["points"]), alpha / 2) if st else alpha / 3
+    o = min(min(fit.point_time(p) for p in st["points"]), alpha / 2) if st else alpha / 3
     err = max(abs(alpha + m * beta - t) / t for m, t in pts)
     return fit.LevelFit("net", F.Hockney(alpha, beta), F.LogGP(alpha - 2 * o, o, beta),
                         "stream" if st else "assumed", len(pts), err, list(docs))
@@ -110,7 +118,7 @@ def net_fit(docs, rated):
         if ls is None:
             raise UsageError(ls_text)
         return ls, "least squares on the relative error (caracal model's fit)"
-    return two_part_fit(docs), f"two-part (alpha median up to 1 KiB, beta median slope from 256 KiB); {ls_text}"
+    return two_part_fit(docs), f"two-part (alpha median up to 1 KiB, beta the slope from 256 KiB); {ls_text}"
 
 
 def predictions(coll, sched, hosts, q, m, shm, net, comp):
@@ -152,8 +160,10 @@ def probes(a, work):
             if not out.exists():
                 top = "1M" if (level == "net" and a.rate) else "4M"
                 extra = ["--testbed", a.name] if level == "net" else []
+                # 15 short trials, not 5: the fit takes the best trial, and a trial of fewer
+                # repetitions is more likely to run undisturbed on a shared machine
                 cli("probe", "--mpi", "openmpi", "--mode", mode, "--min", "1", "--max", top if mode == "pingpong"
-                    else "64K", "--no-perturb", *extra, "--json", out)
+                    else "64K", "--no-perturb", "--trials", PROBE_TRIALS, *extra, "--json", out)
             docs[level][str(out)] = json.loads(out.read_text())
     return docs
 
@@ -168,14 +178,16 @@ def launch(a, work, rnd, hosts, q, coll, sched):
                 "--timeout", a.timeout, *envs, "--", ROOT / "build" / "bin" / "caracal-collbench", coll,
                 "--sizes", sizes, "--reps", a.reps, "--seed", 1 + rnd, timeout=a.timeout + 60)
         out.write_text(p.stdout + json.dumps({"event": "load", "before": before, "after": loadavg()}) + "\n")
-    pts, load = {}, None
+    pts, load, rtt = {}, None, None
     for line in out.read_text().splitlines():
         try:
             ev = json.loads(line)
         except ValueError:
             continue
-        if ev.get("event") == "point":   # median_us absent: no repetition started in its window
-            pts[0 if coll == "barrier" else ev["bytes"]] = ev
+        if ev.get("event") == "start":   # its clock sync: the shortest of 20 8-byte round trips
+            rtt = ev.get("clock_min_rtt_us")
+        elif ev.get("event") == "point":   # median_us absent: no repetition started in its window
+            pts[0 if coll == "barrier" else ev["bytes"]] = dict(ev, sync_min_rtt_us=rtt)
         elif ev.get("event") == "load":
             load = ev
     return pts, load
@@ -246,6 +258,7 @@ def main():
                      "p90_us": max(ev["p90_us"] for ev, _ in evs if ev.get("p90_us") is not None),
                      "model": name, "model_us": t, "rel_err": (t - meas) / meas, "placed_us": alt,
                      "placed_err": None if alt is None else (alt - meas) / meas,
+                     "sync_min_rtt_us": [ev.get("sync_min_rtt_us") for ev, _ in evs],
                      "load": [ld["before"][0] for _, ld in evs if ld]})
     lv = lambda f: {"alpha_us": f.hockney.alpha, "beta_us_per_byte": f.hockney.beta, "o_us": f.loggp.o,
                     "o_source": f.o_source, "fit_points": f.points, "fit_max_rel_err": f.max_rel_err}
@@ -253,7 +266,9 @@ def main():
            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "rate": a.rate, "shapes": shapes,
            "reps": a.reps, "rounds": a.rounds, "loadavg": loads, "work": str(work),
            "probes_created": {k: [d.get("created") for d in v.values()] for k, v in docs.items()},
-           "fit": {"shm": lv(shm), "net": dict(lv(net), how=how)},
+           "fit": {"shm": lv(shm), "net": dict(lv(net), how=how, probe_trials=PROBE_TRIALS,
+                                                 rate_bits=next(iter(docs["net"].values()))["options"]["testbed"]
+                                                 .get("rate_bits"))},
            "compute": {"gamma_per_us": comp.gamma, "mem_bw_bytes_per_us": comp.mem_bw}, "rows": rows,
            "missing": missing}
     write_results(a.out or "model-check-hosts-openmpi" + (f"-{a.rate}" if a.rate else ""), doc, markdown(doc))
@@ -261,6 +276,26 @@ def main():
 
 def _size(b):
     return f"{b >> 20} MiB" if b >= 1 << 20 else f"{b >> 10} KiB" if b >= 1024 else f"{b} B"
+
+
+def rate_check(n):
+    """The fitted bandwidth against the configured tbf rate (none on the bare veth)."""
+    if not n.get("rate_bits"):
+        return []
+    fitted = 8e6 / n["beta_us_per_byte"]
+    return ["", f"Configured rate {n['rate_bits'] / 1e6:g} Mbit/s; fitted {fitted / 1e6:.1f} Mbit/s "
+                f"({fitted / n['rate_bits'] - 1:+.1%})."]
+
+
+def sync_check(rows, alpha):
+    """collbench's own clock sync at 2x1: the shortest of 20 8-byte round trips per launch,
+    an estimate of the one-way latency independent of the probe."""
+    rtts = [x for r in rows if (r["hosts"], r["ppn"]) == (2, 1) for x in r.get("sync_min_rtt_us", []) if x]
+    if not rtts:
+        return []
+    return ["", f"collbench's clock sync at 2x1 (20 8-byte round trips per launch, shortest kept): "
+                f"{min(rtts):.1f}-{max(rtts):.1f} us round trip, median {median(rtts):.1f}: one way "
+                f"{median(rtts) / 2:.1f} us against the net fit's alpha {alpha:.1f} us."]
 
 
 def markdown(doc):
@@ -279,6 +314,7 @@ def markdown(doc):
            f"ns/B (worst probe point {s['fit_max_rel_err']:.0%} off). Fit, net (`caracal probe --testbed`, host0 "
            f"to host1): alpha {n['alpha_us']:.2f} us, beta {n['beta_us_per_byte'] * 1e3:.4f} ns/B "
            f"({1 / n['beta_us_per_byte']:.0f} MB/s), {n['how']}; worst probe point {n['fit_max_rel_err']:.0%} off.",
+           *rate_check(n), *sync_check(doc["rows"], n["alpha_us"]),
            "",
            "hier = Caracal's hierarchical schedule, `node/knomial:2` inside a host and the rule shown between "
            "hosts, model `hier` (shm inside, net between). flat = the same rule with `CARACAL_NODE_SIZE=1`, "

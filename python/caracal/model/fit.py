@@ -4,7 +4,10 @@ A document's level is where its two ranks talked: ``net`` when it ran on emulate
 (``options.testbed``), ``shm`` otherwise (two ranks of one node, the library's shared
 memory). Per level:
 
-* Hockney alpha, beta: from the pingpong points (one-way time per size), by least squares
+* Hockney alpha, beta: from the pingpong points (one-way time per size; the probe's result,
+  its best trial, `latency_us`: each trial is a mean over its repetitions, so one
+  descheduling of either rank adds a time slice to a whole trial, and on a loaded machine
+  the median trial measures the scheduler, not the link), by least squares
   on the *relative* error, min sum ((alpha + m beta - t) / t)^2, so that the small sizes,
   where alpha matters, weigh as much as the large ones (plain least squares on times lets
   1 MiB decide alpha, which then comes out negative).
@@ -36,10 +39,20 @@ def level_of(doc: dict) -> str:
     return "net" if isinstance(doc.get("options"), dict) and doc["options"].get("testbed") else "shm"
 
 
+def point_time(p: dict):
+    """A probe point's one-way time: the best trial (`latency_us`, the probe's result), the
+    median trial only where a document lacks it. Collectives are timed per repetition with
+    late starts discarded (caracal-collbench), so the undisturbed trial is the comparable
+    one; the median of a few trial means carries every preemption on a loaded machine
+    (emulated hosts at load 6-10: median trials of 18-235 us per one-way 1-128 B message
+    where the shortest 8-byte round trip took 13-17 us)."""
+    return p.get("latency_us", p.get("latency_us_median"))
+
+
 def _times(doc: dict, path: str):
     pts = []
     for p in doc.get("points", []):
-        t = p.get("latency_us_median", p.get("latency_us"))
+        t = point_time(p)
         if t is None or p.get("size") is None:
             continue
         if t <= 0:
