@@ -84,7 +84,7 @@ def two_part_fit(docs):
     the CPU's speed before the rate applies, so every large message costs
     alpha + (m - burst)/rate: the burst shifts the large sizes' line but does not tilt it,
     and their slope is 1/rate. (The median of (t - alpha)/m, the fit before, reads the
-    burst as bandwidth: 12% shallow at 256 KiB-1 MiB for 50 Mbit/s.) The line then charges
+    burst as bandwidth: 11.5% shallow on a 50 Mbit/s probe of 256 KiB-1 MiB.) The line then charges
     a large message burst/rate more than tbf does (10 ms at 50 Mbit/s, 6% of 1 MiB)."""
     pp = next(d for d in docs.values() if d["mode"] == "pingpong")
     pts = [(p["size"], fit.point_time(p)) for p in pp["points"]]
@@ -222,7 +222,8 @@ def main():
         ap.exit(2, "model_check_hosts: --reps and --rounds are at least 1, sizes not negative\n")
     bins = [ROOT / "build" / "lib" / "libcaracal.so", ROOT / "build" / "bin" / "caracal-probe",
             ROOT / "build" / "bin" / "caracal-collbench"]
-    settings = {"rate": a.rate, "reps": a.reps, "sizes": a.sizes, "testbed_hosts": max(h for h, _ in shapes)}
+    settings = {"rate": a.rate, "reps": a.reps, "sizes": a.sizes, "testbed_hosts": max(h for h, _ in shapes),
+                "probe_trials": PROBE_TRIALS}
     work = open_workdir("model_check_hosts", a.work, facts("openmpi", bins, settings))
     loads = [loadavg()]
     testbed_up(a, settings["testbed_hosts"])
