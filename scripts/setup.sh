@@ -13,6 +13,7 @@ PKGS=(build-essential cmake gfortran pkg-config binutils
       hwloc libhwloc-dev python3 python3-venv python3-dev netpipe-openmpi
       lmod    # lmod: the modulefile test (tests/install); it conflicts with environment-modules
       libsimgrid-dev  # SimGrid SMPI (smpicc, smpirun): caracal simulate, tests/python/test_simulate.py
+      libscalapack-openmpi-dev libscalapack-mpich-dev  # examples/pdgetrf.c, the PDGETRF baseline
       python3-jsonschema python3-rich python3-jinja2)  # what an installed CLI run by Debian's
       # python3 imports (pyproject.toml's dependencies; the venv below gets them from PyPI)
 mpilibs() { PYTHONPATH="$PWD/python" /usr/bin/python3 -m caracal.mpilibs "$@"; }

@@ -29,3 +29,12 @@ if(TARGET mm25d AND TARGET lu25d)
   caracal_mpi_test(NAME example_mm25d_bad_grid NP 4 COMMAND $<TARGET_FILE:mm25d> -c 2)
   set_tests_properties(example_mm25d_bad_grid PROPERTIES PASS_REGULAR_EXPRESSION "is not a square")
 endif()
+
+# ScaLAPACK's PDGETRF (examples/pdgetrf.c, built when Debian's ScaLAPACK for this MPI is
+# installed): its solve's scaled residual below 16, on a 2x2 grid with Caracal preloaded
+# (BLACS's collectives and point-to-point go through it) and a 1x3 grid without.
+if(TARGET pdgetrf)
+  caracal_mpi_test(NAME example_pdgetrf_np4 NP 4 PRELOAD COMMAND $<TARGET_FILE:pdgetrf> -n 37 -b 4)
+  caracal_mpi_test(NAME example_pdgetrf_np3 NP 3 COMMAND $<TARGET_FILE:pdgetrf> -n 29 -b 5)
+  set_tests_properties(example_pdgetrf_np4 example_pdgetrf_np3 PROPERTIES PASS_REGULAR_EXPRESSION "check=ok")
+endif()
