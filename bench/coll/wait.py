@@ -36,6 +36,7 @@ import os
 import statistics
 import subprocess
 import sys
+from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import benchlib  # noqa: E402
@@ -87,6 +88,24 @@ def iteration_scales(lib, n, cores):
             ("bcast,reduce", "1", "1", lambda coll, b: coll == "bcast" or b <= 2048)]
 
 
+def mix_scales(lib, n, cores, pattern):
+    """(native scale, Caracal scale) of wait_mix's calls (x 200 up to 4 KiB); Caracal's loop starts
+    after Caracal's own barrier (`own`), as coll_bench's does (iteration_scales says why).
+    Where ranks outnumber cores: the rotating bcast 200 calls on Open MPI (its eager bcast buffers
+    40 whole); on MPICH 20 native calls (a rotating root makes each call wait for the previous
+    root: 4-20 ms per native call at 4-8 ranks, so 200 took a minute a launch) and 200 of
+    Caracal's: the rotating root chains the calls, so neither side runs ahead of the other and a
+    loop of 20 native calls is ~100 ms against a timeslice of lateness. Until session 15 both
+    sides ran 20 after a native barrier and Caracal's 20 fast calls carried that lateness. The
+    halo synchronises every iteration on both sides (native point-to-point): Open MPI 40, MPICH
+    10 on both sides (each MPICH iteration takes 15-150 ms there; the earlier 2 were one
+    timeslice of barrier lateness away from the measured time)."""
+    if n <= cores:
+        return "1", "1"
+    return {("openmpi", "rotate"): ("1", "1"), ("mpich", "rotate"): ("0.1", "1"),
+            ("openmpi", "halo"): ("0.2", "0.2"), ("mpich", "halo"): ("0.05", "0.05")}[lib, pattern]
+
+
 def quartiles(xs):
     """(p25, p75) of xs, linearly interpolated (one value: that value twice)."""
     ys = sorted(xs)
@@ -114,6 +133,10 @@ def main():
     ap.add_argument("--pattern", choices=("coll", "halo", "rotate"), default="coll")
     ap.add_argument("--strategies", default="futex,nap,spin,default",
                     help="comma-separated, from " + ",".join(STRATEGIES) + " (default futex,nap,spin,default)")
+    ap.add_argument("--rules", metavar="FILE",
+                    help="strategy `rules`: no forced rules, the ranks read FILE first (CARACAL_RULES): a changed "
+                         "default measured before it is built")
+    ap.add_argument("--colls", default="all", help="coll pattern only: the collectives to run (default all four)")
     ap.add_argument("--add", action="store_true",
                     help="add to the existing result (a split run): library and rank counts not run now keep their rows")
     ap.add_argument("--out", help="result name in bench/results/ (default coll-wait[-PATTERN][-busy][-latency])")
@@ -126,8 +149,16 @@ def main():
     strategies = a.strategies.split(",")
     if any(l not in BUILD for l in libs) or any(n < 2 for n in ranks) or a.rounds < 1:
         ap.error("--libs from openmpi,mpich; --ranks at least 2; --rounds at least 1")
+    if a.rules:
+        if not os.path.isfile(a.rules):
+            ap.error(f"--rules: no file {a.rules}")
+        STRATEGIES["rules"] = {"CARACAL_RULES": os.path.abspath(a.rules)}
+        strategies += [] if "rules" in strategies else ["rules"]
     if any(s not in STRATEGIES for s in strategies):
-        ap.error("--strategies from " + ",".join(STRATEGIES))
+        ap.error("--strategies from " + ",".join(STRATEGIES) + " (rules: with --rules FILE)")
+    colls = None if a.colls == "all" else set(a.colls.split(","))
+    if colls and (a.pattern != "coll" or not colls <= {"barrier", "bcast", "reduce", "allreduce"}):
+        ap.error("--colls: some of barrier,bcast,reduce,allreduce, with --pattern coll")
     cores = os.cpu_count() or 1
     exes = {lib: bench_exe(lib, "coll_bench" if a.pattern == "coll" else "wait_mix") for lib in libs}
     configs = []
@@ -141,18 +172,20 @@ def main():
     def run_one(cfg):
         lib, n, strat = cfg
         env = {"LD_PRELOAD": str(ROOT / BUILD[lib][0] / "lib/libcaracal.so")}
-        if STRATEGIES[strat] is not None:
+        if strat == "rules":
+            env.update(STRATEGIES[strat])
+        elif STRATEGIES[strat] is not None:
             env.update(FORCED, **STRATEGIES[strat])
         if a.pattern == "coll":
-            argvs = [([exes[lib], "3", str(a.max_bytes), scale, colls, a.mode, cscale, "own"], keep)
-                     for colls, scale, cscale, keep in iteration_scales(lib, n, cores)]
-        else:  # wait_mix runs one count for both sides. Where ranks outnumber cores: the halo fewer
-            # iterations (each synchronises); the rotating bcast 200 calls on Open MPI (its eager bcast
-            # buffers 40 whole) and 20 on MPICH (a rotating root makes each call wait: 4-20 ms per
-            # native call at 4-8 ranks, so 200 calls took a minute a launch; 2 measured the barrier)
-            scale = ("1" if n <= cores else {("openmpi", "rotate"): "1", ("mpich", "rotate"): "0.1",
-                                              ("openmpi", "halo"): "0.2", ("mpich", "halo"): "0.01"}[lib, a.pattern])
-            argvs = [([exes[lib], a.pattern, "3", str(a.max_bytes), scale], lambda coll, b: True)]
+            argvs = []
+            for cs, scale, cscale, keep in iteration_scales(lib, n, cores):
+                run = cs.split(",") if cs != "all" else ["barrier", "bcast", "reduce", "allreduce"]
+                run = [c for c in run if colls is None or c in colls]
+                if run:
+                    argvs.append(([exes[lib], "3", str(a.max_bytes), scale, ",".join(run), a.mode, cscale, "own"], keep))
+        else:
+            scale, cscale = mix_scales(lib, n, cores, a.pattern)
+            argvs = [([exes[lib], a.pattern, "3", str(a.max_bytes), scale, cscale, "own"], lambda coll, b: True)]
         got = []
         for argv, keep in argvs:
             cmd = benchlib.mpiexec(lib, n, argv, env=env)
@@ -171,7 +204,11 @@ def main():
             "method": "own call counts per side (MPICH where ranks outnumber cores: barrier, allreduce and "
                       "reduce above 2 KiB native 2 calls, Caracal 200; bcast and reduce up to 2 KiB 200 on both), "
                       "Caracal's loop after its own barrier"
-                      if a.pattern == "coll" else "one call count for both sides"}
+                      if a.pattern == "coll" else
+                      "wait_mix, own call counts per side where ranks outnumber cores (mix_scales: MPICH rotate "
+                      "native 20 calls, Caracal 200; halo MPICH 10 iterations each, Open MPI 40), Caracal's loop "
+                      "after its own barrier",
+            "rules": Path(a.rules).read_text() if a.rules else None}
     results = benchlib.interleave(configs, a.rounds, run_one)
     part["load_at_end"] = os.getloadavg()
     part["uptime_at_end"] = uptime()
@@ -277,6 +314,9 @@ def main():
                     f"{p['load_at_end'][0]:.1f} at the end" + (f" ({p['method']})" if p.get("method") else "")
                     + (f"; uptime at the start: `{p['uptime_at_start']}`, at the end: `{p['uptime_at_end']}`"
                        if p.get("uptime_at_start") else "") + "\n" for i, p in enumerate(parts))
+          + "".join(f"\nRun {i + 1}'s strategy `rules` read this rules file first (CARACAL_RULES; a changed default "
+                    "measured before it was built):\n\n" + "".join(f"    {ln}\n" for ln in p["rules"].splitlines())
+                    for i, p in enumerate(parts) if p.get("rules"))
           + "\n" + "\n".join(lines) + "\n\n## Summary\n\n" + "\n".join(notes)
           + "\n\n## Goal of issue 16 (up to 4 KiB: <= 0.5x Open MPI, <= 0.1x MPICH)\n\n" + "\n".join(goals) + "\n"
           + ("\n## futex against spin (issue 16: within 3% of the spin path where every rank has a core)\n\n"

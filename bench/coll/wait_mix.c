@@ -9,10 +9,15 @@
  *   rotate  MPI_Bcast back to back with the root moving to the next rank on every call (IMB's
  *           Bcast pattern): a different writer every call.
  *
- * Prints one JSON object per size: {"coll", "bytes", "ranks", "iters", "reps", "native_us",
- * "caracal_us", "native_min_us", "caracal_min_us"}: per iteration, slowest rank, median over
- * reps and fastest rep.
- * Usage: wait_mix halo|rotate [reps] [max_bytes] [iter_scale] */
+ * Prints one JSON object per size: {"coll", "bytes", "ranks", "iters", "caracal_iters", "reps",
+ * "native_us", "caracal_us", "native_min_us", "caracal_min_us"}: per iteration, slowest rank,
+ * median over reps and fastest rep.
+ * Usage: wait_mix halo|rotate [reps] [max_bytes] [iter_scale] [caracal_iter_scale] [native|own]
+ * caracal_iter_scale (default iter_scale) gives Caracal's loop its own length and `own` starts
+ * Caracal's loop after Caracal's barrier (MPI_Barrier) rather than the native one, as in
+ * coll_bench.c: where MPICH busy-polls on oversubscribed cores a rank leaves a native barrier
+ * up to a scheduler timeslice after the others, and a loop of a few fast Caracal calls right
+ * after it measured that lateness, not the calls. */
 /* MPICH declares array sizes on MPI_Waitall; MPI_STATUSES_IGNORE trips GCC's check */
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
 #include <mpi.h>
@@ -36,6 +41,8 @@ int main(int argc, char **argv)
     int reps = argc > 2 ? atoi(argv[2]) : 5;
     long maxb = argc > 3 ? atol(argv[3]) : 32768;
     double scale = argc > 4 ? atof(argv[4]) : 1.0;
+    double cscale = argc > 5 ? atof(argv[5]) : scale;
+    int own_sync = argc > 6 && !strcmp(argv[6], "own");
     int halo = !strcmp(pattern, "halo");
     if (!halo && strcmp(pattern, "rotate")) {
         if (rank == 0)
@@ -51,14 +58,21 @@ int main(int argc, char **argv)
     static const long sizes[] = {8, 64, 512, 4096, 32768, 262144, 1 << 20, 4 << 20};
     for (int si = 0; si < 8 && sizes[si] <= maxb; si++) {
         long bytes = sizes[si];
-        int iters = (int)(scale * (bytes <= 4096 ? 200 : bytes <= 65536 ? 60 : 12));
-        if (iters < 2)
-            iters = 2;
+        int base = bytes <= 4096 ? 200 : bytes <= 65536 ? 60 : 12;
+        int iters_of[2]; /* [0] native, [1] Caracal */
+        for (int m = 0; m < 2; m++) {
+            int it = (int)((m ? cscale : scale) * base);
+            iters_of[m] = it < 2 ? 2 : it;
+        }
         double fastest[2] = {1e30, 1e30};
         for (int r = -1; r < reps; r++) /* r = -1: warm-up of both */
             for (int k = 0; k < 2; k++) {
                 int caracal = (r + 2 + k) % 2; /* alternate which goes first */
-                PMPI_Barrier(MPI_COMM_WORLD);
+                int iters = iters_of[caracal];
+                if (own_sync && caracal)
+                    MPI_Barrier(MPI_COMM_WORLD);
+                else
+                    PMPI_Barrier(MPI_COMM_WORLD);
                 double t0 = MPI_Wtime();
                 for (int i = 0; i < iters; i++) {
                     if (halo) {
@@ -90,9 +104,9 @@ int main(int argc, char **argv)
         qsort(t[0], reps, sizeof(double), cmp);
         qsort(t[1], reps, sizeof(double), cmp);
         if (rank == 0) {
-            printf("{\"coll\": \"%s\", \"bytes\": %ld, \"ranks\": %d, \"iters\": %d, \"reps\": %d, "
-                   "\"native_us\": %.3f, \"caracal_us\": %.3f, \"native_min_us\": %.3f, \"caracal_min_us\": %.3f}\n",
-                   halo ? "halo+allreduce" : "bcast-rotate", bytes, size, iters, reps, t[0][reps / 2] * 1e6,
+            printf("{\"coll\": \"%s\", \"bytes\": %ld, \"ranks\": %d, \"iters\": %d, \"caracal_iters\": %d, "
+                   "\"reps\": %d, \"native_us\": %.3f, \"caracal_us\": %.3f, \"native_min_us\": %.3f, \"caracal_min_us\": %.3f}\n",
+                   halo ? "halo+allreduce" : "bcast-rotate", bytes, size, iters_of[0], iters_of[1], reps, t[0][reps / 2] * 1e6,
                    t[1][reps / 2] * 1e6, fastest[0] * 1e6, fastest[1] * 1e6);
             fflush(stdout);
         }
