@@ -230,7 +230,15 @@ def main():
                                   "date": prev["machine"]["date"], "load_at_start": prev["machine"]["load_average_at_start"],
                                   "load_at_end": [float("nan")], "method": "earlier method: one call count for both "
                                   "sides, a native barrier before each loop"}]
-            parts = [p for p in prev["parts"] if any((l, n) not in ran for l in p["libs"] for n in p["ranks"])] + parts
+            parts = prev["parts"] + parts
+    # a part is listed while some library and rank count of it is not re-run by a later part
+    covered, kept = set(), []
+    for p in reversed(parts):
+        pairs = {(l, n) for l in p["libs"] for n in p["ranks"]}
+        if pairs - covered:
+            kept.append(p)
+        covered |= pairs
+    parts = kept[::-1]
     libs = [l for l in BUILD if any(r["lib"] == l for r in rows)]
     strategies = [s for s in STRATEGIES if any(r["strategy"] == s for r in rows)]
     cells = {}
