@@ -45,9 +45,9 @@ __attribute__((weak, noreturn)) void caracal_out_of_memory(size_t bytes);
  * tests/c/test_nb_progress hung then: a rank waiting in the node segment did not progress the
  * library's nonblocking calls a peer waits for (docs/collectives.md, Progress). Since every
  * Caracal wait pokes the library's progress (core/wait.c) it passes, and MPICH's one-node
- * communicators use the node segment at every size (bcast: from 512 B but 2-8 KiB - MPICH's own
- * bcast was faster at 2-8 KiB in the tune and below 512 B back to back at 4-16 ranks,
- * bench/results/coll-wait.md). A `shm` rule that cannot run (the communicator spans nodes)
+ * communicators use the node segment at every size (bcast: all but 2-8 KiB, where the tune had
+ * MPICH's own bcast faster than shm and the k-nomial over the node segment runs; below 512 B
+ * since session 15, MPICH4_DEFAULTS says why). A `shm` rule that cannot run (the communicator spans nodes)
  * passes to the next matching rule.
  * Edit here or override with CARACAL_<COLL> (same grammar, tried first). */
 /* Families added after the first four, from `caracal tune` on both libraries
@@ -89,9 +89,14 @@ __attribute__((weak, noreturn)) void caracal_out_of_memory(size_t bytes);
  * with a rotating root and with barriers between calls), shm reduce loses to Open MPI from
  * 32 KiB (2.2-21x) and shm allreduce at 1 MiB with barriers between calls (1.64x). Those
  * cells go native (MPICH's reduce and allreduce won everywhere and stay). */
+/* 2026-11-26 20:33 UTC, the quiet window (bench/results/coll-wait-defaults-mpich.md, 200 calls
+ * on both sides, 3 rounds, load 6-13): MPICH's bcast below 512 B at 4, 8 and 16 ranks on one
+ * node took 1.15-1.45x the library through Caracal's entry when left native, 0.15-0.31x with the
+ * shm row measured before it was built; with a rotating root 0.01-0.03x (coll-wait-rotate.md).
+ * So one-node communicators of 3+ ranks take shm below 2 KiB too (2-8 KiB stays MPICH's). */
 #define MPICH4_DEFAULTS                                                                       \
     [CARACAL_BARRIER]   = "shm native",                                                        \
-    [CARACAL_BCAST]     = "shm@-16k#2 shm@512-2k#3- shm@8k-#3- node/shm@2k-8k knomial:2@2k-8k native", \
+    [CARACAL_BCAST]     = "shm@-16k#2 shm@-2k#3- shm@8k-#3- node/shm@2k-8k knomial:2@2k-8k native", \
     [CARACAL_REDUCE]    = "shm node/shm@2k-8k knomial:2@2k-8k native",                         \
     [CARACAL_ALLREDUCE] = "shm node/shm@2k-64k recdbl:2@2k-64k native"
 /* 2026-11-26, the inline ring deeper and 120 B (bcol/shm/segment.h; it was 8 deep, 56 B):
@@ -101,13 +106,22 @@ __attribute__((weak, noreturn)) void caracal_out_of_memory(size_t bytes);
  * load 58: 64 B 0.03-0.73x, reduce 8 B 0.93x at 4 and 8 ranks, bcast 8 B 0.41x at 8 ranks
  * but 1.14x (0.45-1.63) at 4 - a tie with native within the spread, not a demonstrated win.
  * So one-node communicators of 3-8 ranks take shm at every size up to 64 KiB (bcast) or
- * every size (reduce) (`#3-9`: ranges are half-open; until session 14 it read `#3-8`, which
- * left 8 ranks native where forced shm measured 0.26-0.94x native, coll-wait-quiet.md). Not
- * yet from 9 ranks: the 16-rank rows predate the change. */
+ * every size (reduce) (`#3-9` until session 15: ranges are half-open; until session 14 it read
+ * `#3-8`, which left 8 ranks native where forced shm measured 0.26-0.94x native). 2026-11-26
+ * 20:32 UTC, the quiet window: at 8 ranks the default now measures 0.42x native by median (10
+ * of 13 cells at 2x; coll-wait-defaults-openmpi.md); at 16 ranks the 8-64 B bcast and reduce,
+ * left native from 9 ranks, took 0.98-1.07x, and the shm row measured before it was built
+ * 0.58-0.83x back to back, 0.43-0.78x in all three patterns of defaults_check
+ * (defaults-check-wait16-openmpi.md). So from 3 ranks without an upper bound. Except the
+ * bcast below 64 B at 3-4 ranks: at 4 ranks the 8 B shm bcast lost back to back from one root
+ * in every quiet run (1.14-1.39x; coll-wait-defaults-openmpi.md, defaults-check-wait16-openmpi-4-8.md)
+ * and won with a rotating root (0.87-0.96x) and, unsteadily, with barriers between calls
+ * (0.16-0.94x), as at 2 ranks; 64 B won (0.68x). 3 ranks, 8 B: shm 1.15x back to back, 0.93x /
+ * 0.74x; this row, native there, 1.00-1.04x (defaults-check-wait16-openmpi-3-4.md). */
 #define OPENMPI4_DEFAULTS                                                                     \
     [CARACAL_BARRIER]   = "shm native",                                                        \
-    [CARACAL_BCAST]     = "shm@512-16k#2 shm@-64k#3-9 shm@512-64k#9- node/shm@2k-8k knomial:2@2k-8k#3-6 native", \
-    [CARACAL_REDUCE]    = "shm@512-16k#2 shm#3-9 shm@512-#9- node/shm@2k-8k knomial:2@2k-8k#6- native", \
+    [CARACAL_BCAST]     = "shm@512-16k#2 native@-64#3-5 shm@-64k#3- node/shm@2k-8k knomial:2@2k-8k#3-6 native", \
+    [CARACAL_REDUCE]    = "shm@512-16k#2 shm#3- node/shm@2k-8k knomial:2@2k-8k#6- native", \
     [CARACAL_ALLREDUCE] = "shm@-1m#2 shm@-16k node/shm@16k-64k recdbl:2@16k-64k native"
 /* 2026-11-26 17:47-18:10, the quiet window: bench/coll/defaults_check.py on the package-index
  * libraries, 2 ranks, back to back and barrier-led, 3 rounds (bench/results/defaults-check-
@@ -116,7 +130,8 @@ __attribute__((weak, noreturn)) void caracal_out_of_memory(size_t bytes);
  * disqualifies itself without remote peers): the 2-rank shm of allgather(v), gather, alltoall,
  * scan and exscan lost at 512 B (1.10-1.49x) and 2 KiB, won from 4 KiB (0.2-0.4x), so from 4 KiB;
  * 2-rank shm allreduce wins at 1 and 4 MiB too (0.49-0.58x), so at every size. The 3+-rank
- * parts are Open MPI 4.1's (as its rows above, `#3-9`). */
+ * parts are Open MPI 4.1's as they were before session 15 (`#3-9`, then 512 B up from 9 ranks):
+ * the 16-rank change above was measured on 4.1 only. */
 #define OPENMPI5_DEFAULTS                                                                     \
     [CARACAL_BARRIER]   = "shm native",                                                        \
     [CARACAL_BCAST]     = "shm@512-16k#2 shm@-64k#3-9 shm@512-64k#9- node/shm@2k-8k knomial:2@2k-8k#3-6 native", \
