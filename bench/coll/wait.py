@@ -25,7 +25,11 @@ wait_mix.c) and `rotate` (IMB's Bcast: the root moves to the next rank on every 
 
 Usage: bench/coll/wait.py [--ranks 2,4,8,16] [--rounds 5] [--max-bytes 4096] [--busy]
                           [--mode b2b|latency] [--libs openmpi,mpich] [--pattern coll|halo|rotate]
-                          [--strategies futex,nap,spin,default,nopoke,yield]
+                          [--strategies futex,nap,spin,default,nopoke,yield] [--rules FILE]
+                          [--colls barrier,bcast,reduce,allreduce] [--add] [--out NAME]
+--rules FILE adds the strategy `rules`: no forced rules, the ranks read FILE first
+(CARACAL_RULES), so a changed default is measured against native and the built-in default
+before it is built (bench/coll/candidates/ holds the ones measured for select.c).
 Writes bench/results/coll-wait[-PATTERN][-busy][-latency].md and .json (or --out NAME).
 The full table (item 4 of issue 16) is every pattern at --ranks 2,4,8,16 on a quiet machine,
 and each pattern at --ranks 2 --busy.
