@@ -414,8 +414,23 @@ def main(preprocessed, interpose_def, out_c, out_h):
             hook = f"CARACAL_HOOK_{name}"
             if re.search(r"(c2f|f2c)$", name):  # MPICH 5 also defines these as macros (MPICH ABI casts)
                 c.write(f"#undef {name}\n")
+            # a hot entry point (prof/hooks.h CARACAL_TAILCALL_<name>): its hook runs out of line,
+            # so that with the profiler off the wrapper is a load, a branch and a tail call (the
+            # hook inline made it save registers and reload stack arguments first: 12-20
+            # instructions of every call, bench/entry_cost.py)
+            split = f"defined({hook}) && defined(CARACAL_TAILCALL_{name})"
+            if params.strip() not in ("", "void"):
+                c.write(f"#if {split}\n#pragma push_macro(\"CARACAL_RA\")\n#undef CARACAL_RA\n"
+                        f"#define CARACAL_RA caracal_ra_\n__attribute__((noinline, cold)) static {ret} "
+                        f"caracal_profiled_{name}({params}, void *caracal_ra_)\n{{\n    {hook}({target}, {args});\n}}\n"
+                        f"#pragma pop_macro(\"CARACAL_RA\")\n#endif\n")
             c.write(f"{ret} {name}({params})\n{{\n")
-            c.write(f"#ifdef {hook}\n    {hook}({target}, {args or 'CARACAL_NOARGS'});\n#else\n")
+            if params.strip() not in ("", "void"):
+                c.write(f"#if {split}\n    if (__builtin_expect(!caracal_prof_on, 1))\n        return {target}({args});\n"
+                        f"    return caracal_profiled_{name}({args}, __builtin_return_address(0));\n#elif defined({hook})\n"
+                        f"    {hook}({target}, {args});\n#else\n")
+            else:
+                c.write(f"#ifdef {hook}\n    {hook}({target}, {args or 'CARACAL_NOARGS'});\n#else\n")
             c.write(f"    CARACAL_PROF_ENTER(CARACAL_FN_{name});\n")
             c.write(f"    {ret} rc = {target}({args});\n")
             c.write(f"    CARACAL_PROF_EXIT(CARACAL_FN_{name});\n    return rc;\n#endif\n}}\n\n")
