@@ -12,6 +12,13 @@ src/core/interpose.def. Output: one C file with, for each MPI_X that has a PMPI_
         return rc;
     }
 
+and, for the hot entry points prof/hooks.h marks (CARACAL_TAILCALL_MPI_X: the collectives),
+
+    RET MPI_X(PARAMS) {
+        if (!caracal_prof_on) return IMPL(ARGS);          // a load, a branch, a tail call
+        return caracal_profiled_MPI_X(ARGS, return address); // the hook, out of line
+    }
+
 plus a header with the function-id enum and names. The profiler defines the hook macros
 in src/prof/hooks.h. Reading the library's own header means Caracal interposes the exact
 API of whatever MPI it is built for, with no hand-kept list to fall out of date.
