@@ -14,6 +14,7 @@ rules and nothing waits. Optional --before FILE: a JSON written by an earlier ru
 build) shown beside.
 
 Usage: bench/entry_cost.py [--mpi openmpi|mpich] [--calls 100000] [--out NAME] [--before JSON] [--lib SO]
+                           [--only COLL/BYTES,...]
 Writes bench/results/NAME.md and .json (default NAME: entry-cost-<mpi>).
 """
 import argparse
@@ -41,7 +42,7 @@ CELLS = [("bcast", 0), ("reduce", 0), ("allreduce", 0), ("gather", 0), ("scatter
 
 
 def inclusive(cg_file, pattern):
-    out = subprocess.run(["callgrind_annotate", "--inclusive=yes", cg_file], capture_output=True, text=True).stdout
+    out = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", cg_file], capture_output=True, text=True).stdout
     for line in out.splitlines():
         m = re.match(r"\s*([\d,]+)\s.*:(P?MPI_\w+) \[", line)
         if m and m.group(2) == pattern:
@@ -62,6 +63,7 @@ def main():
     ap.add_argument("--out", default=None)
     ap.add_argument("--before", default=None, help="JSON of an earlier run to show beside")
     ap.add_argument("--lib", default=None, help="a libcaracal.so other than the build's (e.g. an earlier commit's)")
+    ap.add_argument("--only", default=None, metavar="COLL/BYTES,...", help="these rows only (e.g. gather/16,bcast/0)")
     a = ap.parse_args()
     build, cc = BUILDS[a.mpi]
     lib = Path(a.lib) if a.lib else ROOT / build / "lib" / "libcaracal.so"
@@ -74,7 +76,13 @@ def main():
     subprocess.run([cc, "-O2", "-o", exe, str(ROOT / "bench/coll/entry_cost.c")], check=True)
     env = dict(os.environ, LD_PRELOAD=str(lib), OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     cells = {}
-    for coll, count in CELLS:
+    cells_wanted = CELLS
+    if a.only:
+        want = set(a.only.split(","))
+        cells_wanted = [(c, n) for c, n in CELLS if f"{c}/{n * 8}" in want]
+        if len(cells_wanted) != len(want):
+            ap.error(f"--only: rows are {', '.join(f'{c}/{n * 8}' for c, n in CELLS)}")
+    for coll, count in cells_wanted:
         cg = os.path.join(tmp, f"cg.{coll}.{count}")
         subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={cg}", exe, coll, str(count),
                         str(a.calls)], env=env, capture_output=True, check=True)

@@ -16,14 +16,15 @@ PMPI_* called directly), interleaved in a random order per repetition, in each p
 A cell is (library, ranks, family, bytes); its verdict takes the worst pattern:
   LOSS  the default is slower than 1.05x the library in some pattern
   MISS  the default is native but shm beats the library (<= 0.95x) in every pattern
-Launches run in a random order per round; the table gives medians over rounds.
+Launches run in a random order per round, each launch with its own candidate order (--seed);
+the table gives medians over rounds.
 
 Any library Caracal builds for (`--libs openmpi5,mpich5,impi`: build-NAME/ must exist) - the
 check item 4 of the MPI-libraries issue asks of every library's default table.
 
 Usage: bench/coll/defaults_check.py [--ranks 2,4] [--libs openmpi,mpich] [--rounds 2]
           [--sizes 8,64,512,2K,4K,16K,64K,256K,1M] [--families all|LIST] [--patterns b2b,rotate,barrier]
-          [--rules FILE] [--out NAME]
+          [--rules FILE] [--seed N] [--out NAME]
 Writes bench/results/NAME.md and .json (default NAME: defaults-check).
 
 --rules FILE measures a changed default before it is built: the ranks read FILE (CARACAL_RULES,
@@ -32,10 +33,12 @@ where it has a row for the family. Give a family's whole new row, ending in a ru
 call (e.g. `bcast = shm@512-16k#2 native`), so that nothing of the built-in row is reached.
 """
 import argparse
+import itertools
 import json
 import os
 import statistics
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -60,6 +63,8 @@ def main():
     ap.add_argument("--patterns", default="b2b,rotate,barrier")
     ap.add_argument("--rules", metavar="FILE", help="a rules file the default reads first (a changed default, unbuilt)")
     ap.add_argument("--out", default="defaults-check", help="result name in bench/results/")
+    ap.add_argument("--seed", type=int, default=None,
+                    help="candidate order of the first launch (the k-th launch takes seed+k; default: from the clock)")
     a = ap.parse_args()
     try:
         ranks = [int(x) for x in a.ranks.split(",")]
@@ -76,6 +81,10 @@ def main():
     rules_text = Path(a.rules).read_text() if a.rules else ""
     env = {"CARACAL_RULES": os.path.abspath(a.rules)} if a.rules else None
     algs = {lib: benchlib.caracal_algorithms(lib, "defaults_check") for lib in libs}
+    # every launch its own candidate order: with one seed for all, each launch repeated the
+    # same orders, and a candidate that always followed a slow one measured slow in every round
+    seed0 = a.seed if a.seed is not None else int(time.time()) % (1 << 29)
+    launches = itertools.count()
     configs = [(lib, n, pat, fam) for lib in libs for n in ranks for pat in pats for fam in fams
                if pat != "rotate" or fam in ROOTED]
 
@@ -84,7 +93,7 @@ def main():
         cands = ["pmpi", "default"] + (["shm"] if "shm" in algs[lib].get(fam, []) else [])
         exe = str(paths.build_dir(lib) / "bin" / "caracal-tune-bench")
         argv = [exe, fam, "--sizes", "0" if fam == "barrier" else ",".join(map(str, sizes)), "--cands", ",".join(cands),
-                "--reps", str(a.reps), "--target-us", "1000", "--pattern", pat]
+                "--reps", str(a.reps), "--target-us", "1000", "--pattern", pat, "--seed", str(seed0 + next(launches))]
         out = benchlib.run_launch(benchlib.mpiexec(lib, n, argv, env), 900)
         cells = [json.loads(ln) for ln in out.stdout.splitlines() if ln.startswith("{") and "tune-cell" in ln]
         if out.returncode or not cells:
@@ -147,14 +156,15 @@ def main():
           f"{a.rounds} rounds of launches in random order x {a.reps} repetitions of ~1 ms of calls per candidate. "
           "Patterns: b2b = back to back from root 0, rotate = back to back with the root moving every call (IMB), "
           "barrier = a native barrier before every call, only the call timed (OSU). Median over rounds of "
-          "candidate / library in the same launch. Verdict: LOSS = default > 1.05x in some pattern; MISS = the "
+          f"candidate / library in the same launch (candidates in a fresh order per repetition, seeded {seed0} + the launch's "
+          "index; one untimed call of each candidate before its repetition). Verdict: LOSS = default > 1.05x in some pattern; MISS = the "
           "default does not take shm although shm <= 0.95x in every pattern.\n\n" + head + "\n".join(rows)
           + "\n\n## Summary\n\n" + summary + "\n"
           + (f"\n`default` read the rules file {a.rules} first (a changed default, measured before it was built):\n\n"
              + "".join(f"    {ln}\n" for ln in rules_text.splitlines()) if a.rules else ""))
     doc = {"schema": "caracal.bench-defaults-check/1", "machine": dict(benchlib.machine_description(), load_average_at_start=load0), "libraries": titles,
            "load_average_at_end": load1, "rounds": a.rounds,
-           "reps": a.reps, "patterns": pats, "rules": rules_text or None, "rows": doc_rows}
+           "reps": a.reps, "patterns": pats, "seed": seed0, "rules": rules_text or None, "rows": doc_rows}
     benchlib.write_results(a.out, doc, md)
     print(summary)
 

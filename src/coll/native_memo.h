@@ -39,7 +39,7 @@ typedef struct {
 
 extern __thread caracal_native_memo caracal_native_memo_[CARACAL_NCOLL] __attribute__((tls_model("initial-exec")));
 /** Bumped by every free of a communicator or datatype handle (any thread). */
-extern unsigned long caracal_handle_generation;
+extern __attribute__((visibility("hidden"))) unsigned long caracal_handle_generation;
 
 /** A handle was freed: every kept decision is dropped (declared also in prof/hooks.h, which
  *  cannot include this header: the profiler has a type of the same name as caracal_coll). */

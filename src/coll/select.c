@@ -76,10 +76,9 @@ __attribute__((weak, noreturn)) void caracal_out_of_memory(size_t bytes);
     [CARACAL_ALLTOALLW] = "native"
 /* One table per library this build was compiled for (its mpi.h says which): the rows each
  * library's own measurements support. Debian's Open MPI 4.1 and MPICH 4.0: the tune runs above;
- * Open MPI 5 and MPICH 5: their own rows below (measured 2026-11-26 at 2 ranks; their 3+-rank
- * rows are still the family's). Intel MPI and the MPI-5 ABI build (which runs on MPICH 5 and
- * Intel MPI, so only what holds on both) still carry MPICH 4.0's rows: not yet measured against
- * the library alone. bench/coll/defaults_check.py --libs NAME does that (default / PMPI per cell); a
+ * Open MPI 5, MPICH 5 and Intel MPI: their own rows below (measured 2026-11-26 at 2 ranks;
+ * their 3+-rank rows are Open MPI 4.1's and MPICH 4.0's); the MPI-5 ABI build (which runs on
+ * MPICH 5 and Intel MPI) takes only what holds on both. bench/coll/defaults_check.py --libs NAME does that (default / PMPI per cell); a
  * cell slower than 1.05x the library alone goes native in that library's table. */
 /* The same check of the first four families at 2 ranks: shm bcast loses to both libraries
  * from 32 KiB in every pattern (1.4-47x: two copies through the slots against the library's
@@ -131,7 +130,11 @@ __attribute__((weak, noreturn)) void caracal_out_of_memory(size_t bytes);
  * scan and exscan lost at 512 B (1.10-1.49x) and 2 KiB, won from 4 KiB (0.2-0.4x), so from 4 KiB;
  * 2-rank shm allreduce wins at 1 and 4 MiB too (0.49-0.58x), so at every size. The 3+-rank
  * parts are Open MPI 4.1's as they were before session 15 (`#3-9`, then 512 B up from 9 ranks):
- * the 16-rank change above was measured on 4.1 only. */
+ * the 16-rank change above was measured on 4.1 only. Session 15 (defaults-check-openmpi5-s15
+ * and -s15-changed*.md): 2-rank shm scatter won at 4 and 6 KiB (0.23-0.94x in three runs) and
+ * lost at 512 B-2 KiB and 8000 B with a barrier before every call (1.14-1.40x): 4-6 KiB; 2-rank
+ * shm reduce_scatter_block won from 256 KiB (0.52-0.73x; Open MPI 5's own takes 1.2-1.5 ms at
+ * 1 MiB) and lost at 64 KiB (1.17/1.51x): 64-256 KiB native. */
 #define OPENMPI5_DEFAULTS                                                                     \
     [CARACAL_BARRIER]   = "shm native",                                                        \
     [CARACAL_BCAST]     = "shm@512-16k#2 shm@-64k#3-9 shm@512-64k#9- node/shm@2k-8k knomial:2@2k-8k#3-6 native", \
@@ -140,10 +143,10 @@ __attribute__((weak, noreturn)) void caracal_out_of_memory(size_t bytes);
 #define OPENMPI5_NEW_FAMILY_DEFAULTS                                                          \
     [CARACAL_ALLGATHER] = "shm@4k-8k#2 native", [CARACAL_ALLGATHERV] = "shm@4k-8k#2 native",    \
     [CARACAL_GATHER] = "shm@4k-8k#2 native", [CARACAL_GATHERV] = "native",                      \
-    [CARACAL_SCATTER] = "native", [CARACAL_SCATTERV] = "native",                                \
+    [CARACAL_SCATTER] = "shm@4k-7k#2 native", [CARACAL_SCATTERV] = "native",                    \
     [CARACAL_ALLTOALL] = "shm@4k-8k#2 native", [CARACAL_ALLTOALLV] = "native",                  \
     [CARACAL_REDUCE_SCATTER] = "shm@512-64k#2 pairwise@32k-#3- native",                         \
-    [CARACAL_REDUCE_SCATTER_BLOCK] = "shm@512-64k#2 pairwise@32k-#3- native",                   \
+    [CARACAL_REDUCE_SCATTER_BLOCK] = "shm@512-64k#2 shm@256k-#2 pairwise@32k-#3- native",       \
     [CARACAL_SCAN] = "shm@4k-64k#2 native", [CARACAL_EXSCAN] = "shm@4k-8k#2 native",             \
     [CARACAL_ALLTOALLW] = "native"
 /* MPICH 5.0: its own small calls of the newer families take 1-2 us at 2 ranks (Debian's MPICH
@@ -151,14 +154,16 @@ __attribute__((weak, noreturn)) void caracal_out_of_memory(size_t bytes);
  * (0.16-0.9x), scan and exscan also at 1 MiB (0.09-0.15x); shm lost from 1 MiB for the others
  * (1.2-1.9x). So 2-rank shm below 64 KiB (scan, exscan: at every size); not gatherv, scatterv,
  * alltoallv, whose selection sees no byte count. The 2-rank shm allreduce lost at 4 KiB with a
- * barrier before every call (1.09x): native from 2 to 16 KiB. */
+ * barrier before every call (1.09x): native from 2 to 16 KiB. Session 15: 2-rank shm allgatherv
+ * won at every size measured, 8 B-4 MiB (0.11-0.72x in three runs; allgather lost at 1 MiB):
+ * at every size (defaults-check-mpich5-s15-changed.md). */
 #define MPICH5_DEFAULTS                                                                       \
     [CARACAL_BARRIER]   = "shm native",                                                        \
     [CARACAL_BCAST]     = "shm@-16k#2 shm@512-2k#3- shm@8k-#3- node/shm@2k-8k knomial:2@2k-8k native", \
     [CARACAL_REDUCE]    = "shm node/shm@2k-8k knomial:2@2k-8k native",                         \
     [CARACAL_ALLREDUCE] = "native@2k-16k#2 shm node/shm@2k-64k recdbl:2@2k-64k native"
 #define MPICH5_NEW_FAMILY_DEFAULTS                                                            \
-    [CARACAL_ALLGATHER] = "shm@-64k#2 native", [CARACAL_ALLGATHERV] = "shm@-64k#2 native",      \
+    [CARACAL_ALLGATHER] = "shm@-64k#2 native", [CARACAL_ALLGATHERV] = "shm#2 native",           \
     [CARACAL_GATHER] = "shm@-64k#2 native", [CARACAL_GATHERV] = "native",                       \
     [CARACAL_SCATTER] = "shm@-64k#2 native", [CARACAL_SCATTERV] = "native",                     \
     [CARACAL_ALLTOALL] = "shm@-64k#2 native", [CARACAL_ALLTOALLV] = "native",                   \
@@ -166,12 +171,46 @@ __attribute__((weak, noreturn)) void caracal_out_of_memory(size_t bytes);
     [CARACAL_REDUCE_SCATTER_BLOCK] = "shm@-64k#2 pairwise@32k-#3- native",                      \
     [CARACAL_SCAN] = "shm#2 native", [CARACAL_EXSCAN] = "shm#2 native",                         \
     [CARACAL_ALLTOALLW] = "native"
+/* 2026-11-26 20:34-20:36, the quiet window (load 13 -> 7: another run's ranks had not yet
+ * gone): bench/coll/defaults_check.py on Intel MPI 2021, 2 ranks, back to back and barrier-led,
+ * 3 rounds, with MPICH 4.0's rows (bench/results/defaults-check-impi.md; the rows below
+ * re-measured before they were built: defaults-check-impi-changed.md). Intel MPI's own small
+ * calls are fast (0.2-0.8 us up to 4 KiB), and the 2-rank shm lost where MPICH 4.0's rows
+ * took it: allreduce from 4 KiB (1.16-1.82x) and at 8 B with a barrier before every call
+ * (1.09x), reduce at 1 MiB (1.28-1.55x), allgather at 512 B-4 KiB (1.22-1.43x), gather at
+ * 512 B-2 KiB with a barrier before every call (1.06-1.21x), reduce_scatter(_block) and scan
+ * at 32 KiB (1.07-1.48x). It won at 8 B for alltoall and reduce_scatter(_block) (0.72-0.93x)
+ * and at 1 MiB for scan and exscan (0.11-0.13x: Intel MPI's take 1.1-1.2 ms there). Two
+ * --rules runs (defaults-check-impi-changed.md, -changed2.md; load 6-19 from other work, so
+ * every ratio is +-10-15% here) narrowed the ranges to where shm won in every run: reduce
+ * below 32 KiB, allreduce and allgatherv 512 B-2 KiB (2 KiB lost in two of three), alltoall
+ * below 4 KiB, reduce_scatter below 2 KiB, exscan 512 B-4 KiB, scan 512 B-8 KiB, gather 4-8
+ * KiB; reduce_scatter_block, allgather and scatter native (reduce_scatter_block's shm was
+ * 0.72-1.33x, a tie at best). The 3+ rank parts are MPICH 4.0's (not measured on Intel MPI). */
+#define IMPI_DEFAULTS                                                                         \
+    [CARACAL_BARRIER]   = "shm native",                                                        \
+    [CARACAL_BCAST]     = "shm@-16k#2 shm@512-2k#3- shm@8k-#3- node/shm@2k-8k knomial:2@2k-8k native", \
+    [CARACAL_REDUCE]    = "shm@-32k#2 shm#3- node/shm@2k-8k knomial:2@2k-8k native",             \
+    [CARACAL_ALLREDUCE] = "shm@512-2k#2 native#2 shm node/shm@2k-64k recdbl:2@2k-64k native"
+#define IMPI_NEW_FAMILY_DEFAULTS                                                              \
+    [CARACAL_ALLGATHER] = "native", [CARACAL_ALLGATHERV] = "shm@512-2k#2 native",               \
+    [CARACAL_GATHER] = "shm@4k-8k#2 native", [CARACAL_GATHERV] = "native",                      \
+    [CARACAL_SCATTER] = "native", [CARACAL_SCATTERV] = "native",                                \
+    [CARACAL_ALLTOALL] = "shm@-4k#2 native", [CARACAL_ALLTOALLV] = "native",                    \
+    [CARACAL_REDUCE_SCATTER] = "shm@-2k#2 pairwise@32k-#3- native",                             \
+    [CARACAL_REDUCE_SCATTER_BLOCK] = "pairwise@32k-#3- native",                                  \
+    [CARACAL_SCAN] = "shm@512-8k#2 shm@1m-#2 native", [CARACAL_EXSCAN] = "shm@512-4k#2 shm@1m-#2 native", \
+    [CARACAL_ALLTOALLW] = "native"
+/* The MPI-5 ABI build runs on MPICH 5 and Intel MPI alike: only what both libraries' own
+ * builds measured faster. Intel MPI's rows are that: at 2 ranks each is a subset of MPICH 5's.
+ * The ABI build's own entry path is the same code; it was not timed itself (defaults_check
+ * runs the libraries' own builds). */
 #if defined(MPI_ABI_VERSION) /* MPI-5 standard ABI: runs on MPICH 5 and Intel MPI */
 #define CARACAL_DEFAULTS_FOR "the MPI-5 ABI (MPICH 5, Intel MPI)"
-static const char *const defaults[CARACAL_NCOLL] = {MPICH4_DEFAULTS, NEW_FAMILY_DEFAULTS};
+static const char *const defaults[CARACAL_NCOLL] = {IMPI_DEFAULTS, IMPI_NEW_FAMILY_DEFAULTS};
 #elif defined(I_MPI_VERSION) /* Intel MPI (its mpi.h also defines MPICH_VERSION) */
 #define CARACAL_DEFAULTS_FOR "Intel MPI"
-static const char *const defaults[CARACAL_NCOLL] = {MPICH4_DEFAULTS, NEW_FAMILY_DEFAULTS};
+static const char *const defaults[CARACAL_NCOLL] = {IMPI_DEFAULTS, IMPI_NEW_FAMILY_DEFAULTS};
 #elif defined(MPICH_NUMVERSION) && MPICH_NUMVERSION >= 50000000
 #define CARACAL_DEFAULTS_FOR "MPICH 5"
 static const char *const defaults[CARACAL_NCOLL] = {MPICH5_DEFAULTS, MPICH5_NEW_FAMILY_DEFAULTS};

@@ -43,7 +43,7 @@ caracal_task *caracal_task_noop(void);
 extern _Atomic unsigned long caracal_progress_ticks;
 /** Number of collectives in flight; when 0 the Test/Wait family goes straight to PMPI.
  *  Written under the engine's lock; read anywhere (a plain load on x86). */
-extern _Atomic int caracal_active_requests;
+extern __attribute__((visibility("hidden"))) _Atomic int caracal_active_requests;
 /** A tick: a hint, so threads may lose one to each other; a plain load and store. */
 static inline void caracal_progress_tick(void)
 {

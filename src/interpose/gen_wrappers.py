@@ -12,6 +12,13 @@ src/core/interpose.def. Output: one C file with, for each MPI_X that has a PMPI_
         return rc;
     }
 
+and, for the hot entry points prof/hooks.h marks (CARACAL_TAILCALL_MPI_X: the collectives),
+
+    RET MPI_X(PARAMS) {
+        if (!caracal_prof_on) return IMPL(ARGS);          // a load, a branch, a tail call
+        return caracal_profiled_MPI_X(ARGS, return address); // the hook, out of line
+    }
+
 plus a header with the function-id enum and names. The profiler defines the hook macros
 in src/prof/hooks.h. Reading the library's own header means Caracal interposes the exact
 API of whatever MPI it is built for, with no hand-kept list to fall out of date.
@@ -414,8 +421,23 @@ def main(preprocessed, interpose_def, out_c, out_h):
             hook = f"CARACAL_HOOK_{name}"
             if re.search(r"(c2f|f2c)$", name):  # MPICH 5 also defines these as macros (MPICH ABI casts)
                 c.write(f"#undef {name}\n")
+            # a hot entry point (prof/hooks.h CARACAL_TAILCALL_<name>): its hook runs out of line,
+            # so that with the profiler off the wrapper is a load, a branch and a tail call (the
+            # hook inline made it save registers and reload stack arguments first: 12-20
+            # instructions of every call, bench/entry_cost.py)
+            split = f"defined({hook}) && defined(CARACAL_TAILCALL_{name})"
+            if params.strip() not in ("", "void"):
+                c.write(f"#if {split}\n#pragma push_macro(\"CARACAL_RA\")\n#undef CARACAL_RA\n"
+                        f"#define CARACAL_RA caracal_ra_\n__attribute__((noinline, cold)) static {ret} "
+                        f"caracal_profiled_{name}({params}, void *caracal_ra_)\n{{\n    {hook}({target}, {args});\n}}\n"
+                        f"#pragma pop_macro(\"CARACAL_RA\")\n#endif\n")
             c.write(f"{ret} {name}({params})\n{{\n")
-            c.write(f"#ifdef {hook}\n    {hook}({target}, {args or 'CARACAL_NOARGS'});\n#else\n")
+            if params.strip() not in ("", "void"):
+                c.write(f"#if {split}\n    if (__builtin_expect(!caracal_prof_on, 1))\n        return {target}({args});\n"
+                        f"    return caracal_profiled_{name}({args}, __builtin_return_address(0));\n#elif defined({hook})\n"
+                        f"    {hook}({target}, {args});\n#else\n")
+            else:
+                c.write(f"#ifdef {hook}\n    {hook}({target}, {args or 'CARACAL_NOARGS'});\n#else\n")
             c.write(f"    CARACAL_PROF_ENTER(CARACAL_FN_{name});\n")
             c.write(f"    {ret} rc = {target}({args});\n")
             c.write(f"    CARACAL_PROF_EXIT(CARACAL_FN_{name});\n    return rc;\n#endif\n}}\n\n")

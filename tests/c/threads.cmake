@@ -69,8 +69,10 @@ endforeach()
 # rules (`any`: the library's own may run some, and MPICH 4.0.2's Allgather_init is wrong).
 add_executable(test_threads_persist test_threads_persist.c)
 target_link_libraries(test_threads_persist PRIVATE pthread dl)
+# (CARACAL_ALLREDUCE=shm: force runs the family's default algorithm, recdbl, where a library's
+# built-in rule says native, and Intel MPI's say native for a 4-byte allreduce at 2 ranks)
 caracal_mpi_test(NAME threads_persist_force_np2 NP 2 COMMAND $<TARGET_FILE:test_threads_persist> all 4 ${_thr_iters} PRELOAD
-                 ENV CARACAL_COLL=force CARACAL_LOG=algo CARACAL_LOG_RANKS=all
+                 ENV CARACAL_COLL=force CARACAL_ALLREDUCE=shm CARACAL_LOG=algo CARACAL_LOG_RANKS=all
                  EXPECT_LOG each "allreduce shm bytes=4 ranks=2 levels=node(1x2) node=shm")
 # Caracal's handle of a persistent collective without Caracal (tests/c/native_persist_shell.c):
 # the library must take what coll/persistent.c does under threads (start before the task, the

@@ -11,11 +11,16 @@ static int alltoallv(caracal_coll_call *c, MPI_Comm comm, MPI_Request *request)
     return caracal_coll_call_finish(t, comm, request);
 }
 
-/* the blocking call past the shortcut (`how`: caracal_coll_call_shortcut's answer, or
- * CARACAL_CALL_NATIVE): kept out of the entry point, so that the shortcut's paths save no
- * registers and end in a tail call */
-__attribute__((noinline)) static int alltoallv_blocking(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, int how)
+/* the blocking call past the shortcut: kept out of the entry point, with the entry point's
+ * own parameters, so that the entry point's paths save no registers and end in a tail
+ * call (this one included); it asks the shortcut again (only calls that are no repeat of a
+ * native or empty one, or that must drain first, come here) */
+__attribute__((noinline)) static int alltoallv_blocking(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+    int how = caracal_select_never(CARACAL_ALLTOALLV) ? CARACAL_CALL_NATIVE
+                                                    : caracal_coll_call_shortcut(CARACAL_ALLTOALLV, comm, 0, sendtype, 0, recvtype, MPI_PROC_NULL, sendbuf, recvbuf, MPI_OP_NULL);
+    if (how == CARACAL_CALL_DONE)
+        return MPI_SUCCESS;
     if (how == CARACAL_CALL_GO) {
         caracal_coll_call c = {.coll = CARACAL_ALLTOALLV, .root = MPI_PROC_NULL, .op = MPI_OP_NULL, .sbuf = sendbuf, .scounts = sendcounts, .sdispls = sdispls, .sdt = sendtype, .rbuf = recvbuf, .rcounts = recvcounts, .rdispls = rdispls, .rdt = recvtype};
         if (caracal_coll_call_empty_(&c, comm)) /* empty: nothing to move on any rank */
@@ -36,7 +41,7 @@ int caracal_impl_MPI_Alltoallv(const void *sendbuf, const int sendcounts[], cons
         return MPI_SUCCESS;
     if (how == CARACAL_CALL_NATIVE && caracal_native_plain())
         return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
-    return alltoallv_blocking(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, how);
+    return alltoallv_blocking(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 }
 
 int caracal_impl_MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)

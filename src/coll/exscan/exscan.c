@@ -11,11 +11,16 @@ static int exscan(caracal_coll_call *c, MPI_Comm comm, MPI_Request *request)
     return caracal_coll_call_finish(t, comm, request);
 }
 
-/* the blocking call past the shortcut (`how`: caracal_coll_call_shortcut's answer, or
- * CARACAL_CALL_NATIVE): kept out of the entry point, so that the shortcut's paths save no
- * registers and end in a tail call */
-__attribute__((noinline)) static int exscan_blocking(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int how)
+/* the blocking call past the shortcut: kept out of the entry point, with the entry point's
+ * own parameters, so that the entry point's paths save no registers and end in a tail
+ * call (this one included); it asks the shortcut again (only calls that are no repeat of a
+ * native or empty one, or that must drain first, come here) */
+__attribute__((noinline)) static int exscan_blocking(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    int how = caracal_select_never(CARACAL_EXSCAN) ? CARACAL_CALL_NATIVE
+                                                    : caracal_coll_call_shortcut(CARACAL_EXSCAN, comm, count, datatype, 0, (MPI_Datatype)0, MPI_PROC_NULL, sendbuf, recvbuf, op);
+    if (how == CARACAL_CALL_DONE)
+        return MPI_SUCCESS;
     if (how == CARACAL_CALL_GO) {
         caracal_coll_call c = {.coll = CARACAL_EXSCAN, .root = MPI_PROC_NULL, .sbuf = sendbuf, .rbuf = recvbuf, .scount = count, .sdt = datatype, .op = op};
         if (caracal_coll_call_empty_(&c, comm)) /* empty: nothing to move on any rank */
@@ -36,7 +41,7 @@ int caracal_impl_MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_D
         return MPI_SUCCESS;
     if (how == CARACAL_CALL_NATIVE && caracal_native_plain())
         return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
-    return exscan_blocking(sendbuf, recvbuf, count, datatype, op, comm, how);
+    return exscan_blocking(sendbuf, recvbuf, count, datatype, op, comm);
 }
 
 int caracal_impl_MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)

@@ -11,11 +11,16 @@ static int reduce_scatter_block(caracal_coll_call *c, MPI_Comm comm, MPI_Request
     return caracal_coll_call_finish(t, comm, request);
 }
 
-/* the blocking call past the shortcut (`how`: caracal_coll_call_shortcut's answer, or
- * CARACAL_CALL_NATIVE): kept out of the entry point, so that the shortcut's paths save no
- * registers and end in a tail call */
-__attribute__((noinline)) static int reduce_scatter_block_blocking(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int how)
+/* the blocking call past the shortcut: kept out of the entry point, with the entry point's
+ * own parameters, so that the entry point's paths save no registers and end in a tail
+ * call (this one included); it asks the shortcut again (only calls that are no repeat of a
+ * native or empty one, or that must drain first, come here) */
+__attribute__((noinline)) static int reduce_scatter_block_blocking(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    int how = caracal_select_never(CARACAL_REDUCE_SCATTER_BLOCK) ? CARACAL_CALL_NATIVE
+                                                    : caracal_coll_call_shortcut(CARACAL_REDUCE_SCATTER_BLOCK, comm, recvcount, datatype, 0, (MPI_Datatype)0, MPI_PROC_NULL, sendbuf, recvbuf, op);
+    if (how == CARACAL_CALL_DONE)
+        return MPI_SUCCESS;
     if (how == CARACAL_CALL_GO) {
         caracal_coll_call c = {.coll = CARACAL_REDUCE_SCATTER_BLOCK, .root = MPI_PROC_NULL, .sbuf = sendbuf, .rbuf = recvbuf, .scount = recvcount, .sdt = datatype, .op = op};
         if (caracal_coll_call_empty_(&c, comm)) /* empty: nothing to move on any rank */
@@ -36,7 +41,7 @@ int caracal_impl_MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, in
         return MPI_SUCCESS;
     if (how == CARACAL_CALL_NATIVE && caracal_native_plain())
         return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
-    return reduce_scatter_block_blocking(sendbuf, recvbuf, recvcount, datatype, op, comm, how);
+    return reduce_scatter_block_blocking(sendbuf, recvbuf, recvcount, datatype, op, comm);
 }
 
 int caracal_impl_MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)

@@ -11,11 +11,16 @@ static int scatter(caracal_coll_call *c, MPI_Comm comm, MPI_Request *request)
     return caracal_coll_call_finish(t, comm, request);
 }
 
-/* the blocking call past the shortcut (`how`: caracal_coll_call_shortcut's answer, or
- * CARACAL_CALL_NATIVE): kept out of the entry point, so that the shortcut's paths save no
- * registers and end in a tail call */
-__attribute__((noinline)) static int scatter_blocking(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, int how)
+/* the blocking call past the shortcut: kept out of the entry point, with the entry point's
+ * own parameters, so that the entry point's paths save no registers and end in a tail
+ * call (this one included); it asks the shortcut again (only calls that are no repeat of a
+ * native or empty one, or that must drain first, come here) */
+__attribute__((noinline)) static int scatter_blocking(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    int how = caracal_select_never(CARACAL_SCATTER) ? CARACAL_CALL_NATIVE
+                                                    : caracal_coll_call_shortcut(CARACAL_SCATTER, comm, sendcount, sendtype, recvcount, recvtype, root, sendbuf, recvbuf, MPI_OP_NULL);
+    if (how == CARACAL_CALL_DONE)
+        return MPI_SUCCESS;
     if (how == CARACAL_CALL_GO) {
         caracal_coll_call c = {.coll = CARACAL_SCATTER, .op = MPI_OP_NULL, .sbuf = sendbuf, .scount = sendcount, .sdt = sendtype, .rbuf = recvbuf, .rcount = recvcount, .rdt = recvtype, .root = root};
         if (caracal_coll_call_empty_(&c, comm)) /* empty: nothing to move on any rank */
@@ -36,7 +41,7 @@ int caracal_impl_MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype se
         return MPI_SUCCESS;
     if (how == CARACAL_CALL_NATIVE && caracal_native_plain())
         return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-    return scatter_blocking(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, how);
+    return scatter_blocking(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 
 int caracal_impl_MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
