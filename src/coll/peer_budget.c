@@ -83,6 +83,20 @@ int caracal_dissemination_peers(int n)
     return k;
 }
 
+int caracal_hop_exchange_peers(int radix, int n)
+{
+    int peer[128], k = 0; /* rank 0 sends to d and receives from n-d, d = 1, r, r^2, ... < n */
+    for (long d = 1; d < n && k < 126; d *= radix < 2 ? 2 : radix)
+        for (int side = 0; side < 2; side++) {
+            int p = (int)(side ? n - d : d), dup = 0;
+            for (int q = 0; q < k; q++)
+                dup |= peer[q] == p;
+            if (!dup)
+                peer[k++] = p;
+        }
+    return k;
+}
+
 int caracal_flat_peers(caracal_coll c, const char *alg, int n)
 {
     if (!strcmp(alg, "native"))

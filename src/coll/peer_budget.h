@@ -7,7 +7,9 @@
  *  - the top level of the hierarchical schedules (ml/levels.c): the leaders' primitive is
  *    replaced by n-ary trees of arity B-1 (a parent and B-1 children) when the rule's
  *    primitive would give a leader more than B peers.
- * Not bounded: alltoall(v) hier's leaders exchange with every other leader (L-1 peers). */
+ *  - alltoall hier's leaders (alltoall/leader_exchange.c): where L-1 > B, blocks travel in
+ *    hops over leaders +-r^i, r the smallest radix whose peers are within B.
+ * Not bounded: alltoallv hier's leaders exchange with every other leader (L-1 peers). */
 #ifndef CARACAL_COLL_PEER_BUDGET_H
 #define CARACAL_COLL_PEER_BUDGET_H
 #include "coll/select.h"
@@ -24,5 +26,7 @@ int caracal_nary_peers(int arity, int n);
 int caracal_recdbl_peers(int n);
 int caracal_ring_peers(int n);
 int caracal_dissemination_peers(int n);
+/* the hop exchange of alltoall's leaders (leader_exchange.c): distinct +-radix^i mod n */
+int caracal_hop_exchange_peers(int radix, int n);
 
 #endif

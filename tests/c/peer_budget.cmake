@@ -4,12 +4,19 @@ add_executable(test_peer_budget test_peer_budget.c)
 target_link_libraries(test_peer_budget PRIVATE caracal)
 # one rank per node, budget 2: the rules' native calls go to Caracal's hierarchical schedules,
 # whose leaders' binomial/recursive-doubling/dissemination (3-6 peers over 8) become chains
+# and alltoall's leader exchange (7 peers) a ring
 caracal_mpi_test(NAME peer_budget_np8_node1 NP 8 COMMAND $<TARGET_FILE:test_peer_budget> 2
                  ENV CARACAL_NODE_SIZE=1 CARACAL_PEER_BUDGET=2)
 # 4 nodes of 2, budget 2, and a flat alltoall rule (pairwise: 6 off-node peers each): members
-# talk to no other node, alltoall runs node-aggregated
+# talk to no other node, alltoall runs node-aggregated, its leaders' blocks hopping by 1 and 3
 caracal_mpi_test(NAME peer_budget_np8_node2 NP 8 COMMAND $<TARGET_FILE:test_peer_budget> 2
                  ENV CARACAL_NODE_SIZE=2 CARACAL_PEER_BUDGET=2 CARACAL_ALLTOALL=pairwise)
+# budget 4 over 8 leaders: alltoall's blocks hop by 1 and 3 (radix 3: 4 peers, not 7)
+caracal_mpi_test(NAME peer_budget_b4_np8_node1 NP 8 COMMAND $<TARGET_FILE:test_peer_budget> 4
+                 ENV CARACAL_NODE_SIZE=1 CARACAL_PEER_BUDGET=4)
+# uneven nodes (2, 2, 2, 1: blocks of different sizes hop) and the point-to-point node phase
+caracal_mpi_test(NAME peer_budget_np7_node2_noshm NP 7 COMMAND $<TARGET_FILE:test_peer_budget> 2
+                 ENV CARACAL_NODE_SIZE=2 CARACAL_PEER_BUDGET=2 CARACAL_SHM=0)
 # no budget, Caracal's schedules by rule: the counts of the unbudgeted primitives, above 2
 set(_pb_rules CARACAL_BARRIER=hier CARACAL_BCAST=knomial:2 CARACAL_REDUCE=knomial:2 CARACAL_ALLREDUCE=recdbl
     CARACAL_ALLTOALL=hier)

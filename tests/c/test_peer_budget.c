@@ -3,13 +3,15 @@
  *
  *   test_peer_budget BUDGET
  *
- * Nodes are CARACAL_NODE_SIZE consecutive ranks (the launch sets it). For barrier, bcast
- * (two roots, a small and a pipelined message), reduce, allreduce (small and pipelined) and
- * alltoall, each rank counts its peers on other nodes in that call and asserts:
+ * Nodes are CARACAL_NODE_SIZE consecutive ranks (the launch sets it; the last node may be
+ * smaller). For barrier, bcast (two roots, a small and a pipelined message), reduce,
+ * allreduce (small and pipelined) and alltoall (1 and 3 ints per block), each rank counts
+ * its peers on other nodes in that call and asserts:
  *  - Caracal ran the call (caracal_coll_count went up by one): otherwise no peers are seen;
  *  - BUDGET > 0: at most BUDGET off-node peers, none for a rank that does not lead its node
- *    (only leaders talk across nodes), and alltoall's leaders exactly L-1 (the budget does
- *    not bound alltoall: docs/collectives.md);
+ *    (only leaders talk across nodes); alltoall's leaders exactly L-1 where L-1 <= BUDGET,
+ *    else the hop exchange's leaders +-r^i mod L, distinct, for the smallest radix r whose
+ *    count is within BUDGET (r = L: a ring);
  *  - BUDGET = 0 (Caracal's schedules by rule, one rank per node): the counts of the
  *    unbudgeted top-level primitives over L leaders, from their definitions (dissemination
  *    2 log2 L distinct, binomial root log2 L, recursive doubling log2 L), which exceed 2:
@@ -40,11 +42,12 @@ static int ceil_log2(int n)
     return k;
 }
 
-/* distinct ranks d and -d (mod n) for d = 1, 2, 4, ... < n: rank 0's dissemination partners */
-static int dissemination(int n)
+/* distinct ranks d and -d (mod n) for d = 1, r, r^2, ... < n: rank 0's partners in the
+ * dissemination barrier (r = 2) and in alltoall's hop exchange over n leaders */
+static int hop_partners(int r, int n)
 {
     int seen[64], k = 0;
-    for (int d = 1; d < n; d *= 2)
+    for (int d = 1; d < n; d *= r)
         for (int s = 0; s < 2; s++) {
             int p = s ? n - d : d, dup = 0;
             for (int q = 0; q < k; q++)
@@ -92,20 +95,20 @@ int main(int argc, char **argv)
     const char *ns = getenv("CARACAL_NODE_SIZE");
     node_size = ns ? atoi(ns) : 0;
     budget = argc > 1 ? atoi(argv[1]) : -1;
-    if (node_size < 1 || budget < 0 || size % node_size) {
+    if (node_size < 1 || budget < 0) {
         if (rank == 0)
-            fprintf(stderr, "usage: CARACAL_NODE_SIZE=k test_peer_budget BUDGET (k divides the ranks)\n");
+            fprintf(stderr, "usage: CARACAL_NODE_SIZE=k test_peer_budget BUDGET\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    nodes = size / node_size;
+    nodes = (size + node_size - 1) / node_size;
     int L = nodes;
     int big = 1 << 18; /* 1 MiB of ints: pipelined in chunks across levels */
     int *buf = malloc(sizeof(int) * big), *out = malloc(sizeof(int) * big);
-    int *a2a_s = malloc(sizeof(int) * size), *a2a_r = malloc(sizeof(int) * size);
+    int *a2a_s = malloc(sizeof(int) * 3 * size), *a2a_r = malloc(sizeof(int) * 3 * size);
 
     start();
     MPI_Barrier(MPI_COMM_WORLD);
-    finish("barrier", budget ? -1 : dissemination(L), 1);
+    finish("barrier", budget ? -1 : hop_partners(2, L), 1);
 
     for (int root = 0; root < size; root += size - 1) {
         for (int pass = 0; pass < 2; pass++) {
@@ -150,14 +153,22 @@ int main(int argc, char **argv)
             }
     }
 
-    for (int j = 0; j < size; j++)
-        a2a_s[j] = rank * 1000 + j;
-    start();
-    MPI_Alltoall(a2a_s, 1, MPI_INT, a2a_r, 1, MPI_INT, MPI_COMM_WORLD);
-    finish("alltoall", budget ? L - 1 : -1, 0); /* leaders exchange with every other leader */
-    for (int j = 0; j < size; j++)
-        if (a2a_r[j] != j * 1000 + rank)
-            fail("alltoall", "block %d is %d", j, a2a_r[j]);
+    int radix = 2; /* alltoall's leaders: all L-1 within the budget, else hops by radix^i */
+    while (budget && radix < L && hop_partners(radix, L) > budget)
+        radix++;
+    int a2a_peers = !budget || L - 1 <= budget ? L - 1 : hop_partners(radix, L);
+    for (int c = 1; c <= 3; c += 2) {
+        for (int j = 0; j < c * size; j++)
+            a2a_s[j] = rank * 100000 + j;
+        start();
+        MPI_Alltoall(a2a_s, c, MPI_INT, a2a_r, c, MPI_INT, MPI_COMM_WORLD);
+        finish(c == 1 ? "alltoall 1 int" : "alltoall 3 ints", a2a_peers, 1);
+        for (int j = 0; j < c * size; j++) /* block j/c from rank j/c: its elements for me */
+            if (a2a_r[j] != (j / c) * 100000 + rank * c + j % c) {
+                fail("alltoall", "element %d is %d", j, a2a_r[j]);
+                break;
+            }
+    }
 
     int total;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -4,7 +4,8 @@
  *      send theirs to their node leader, which gathers the node's m x n blocks;
  *   2. each leader sends every other leader one message with the blocks from its node's
  *      ranks to that node's ranks ([source member][destination member]), and receives
- *      the blocks for its own node from each;
+ *      the blocks for its own node from each; under CARACAL_PEER_BUDGET=B < L-1 the blocks
+ *      travel in hops instead, over at most B other leaders (leader_exchange.h);
  *   3. each leader assembles, per member, the n blocks it receives (source rank order) and
  *      sends them; every rank unpacks its n blocks into its receive buffer.
  * With MPI_IN_PLACE the blocks are packed before anything is received. Costs the leader
@@ -14,6 +15,7 @@
  * instead (alltoall_hier_shm below): no messages inside the node. */
 #include "coll/starts.h"
 #include "coll/nodes.h"
+#include "coll/alltoall/leader_exchange.h"
 #include "coll/gatherfam.h"
 #include "bcol/shm/blocks.h"
 #include "ml/schedule.h"
@@ -63,19 +65,12 @@ static caracal_task *alltoall_hier_shm(const caracal_ml_args *a, caracal_steps *
             int mk = caracal_nodes_size(g, k);
             const int *theirs = g->members + g->start[k];
             outk[k] = caracal_steps_scratch_raw(s, (size_t)m * mk * block);
-            ink[k] = caracal_steps_scratch_raw(s, (size_t)mk * m * block);
             for (int i = 0; i < m; i++)
                 for (int j = 0; j < mk; j++)
                     caracal_steps_copy(s, outk[k] + ((size_t)i * mk + j) * block,
                                        gathered + (size_t)i * row + (size_t)theirs[j] * block, block);
         }
-        for (int k = 0; k < g->count; k++) {
-            if (k == me)
-                continue;
-            int mk = caracal_nodes_size(g, k);
-            caracal_steps_send_bytes(s, comm, caracal_nodes_leader(g, k), outk[k], (size_t)m * mk * block);
-            caracal_steps_recv_bytes(s, comm, caracal_nodes_leader(g, k), ink[k], (size_t)mk * m * block);
-        }
+        caracal_a2a_leader_exchange(s, comm, g, me, outk, ink, block);
         for (int j = 0; j < m; j++)
             for (int src = 0; src < n; src++) {
                 int k = g->node[src], i = g->index[src];
@@ -157,7 +152,8 @@ CARACAL_START(caracal_start_alltoall_hier)
     for (int i = 1; i < m; i++)
         caracal_steps_recv_bytes(s, comm, mine[i], gathered + (size_t)i * row, row);
 
-    /* 2. one message per other node, both ways */
+    /* 2. the leaders' exchange: one message per other node both ways, or hops under a
+     * connection budget (leader_exchange.h) */
     char **out = caracal_steps_scratch(s, (size_t)g->count * sizeof(char *));
     char **in = caracal_steps_scratch(s, (size_t)g->count * sizeof(char *));
     for (int k = 0; k < g->count; k++) {
@@ -166,19 +162,12 @@ CARACAL_START(caracal_start_alltoall_hier)
         int mk = caracal_nodes_size(g, k);
         const int *theirs = g->members + g->start[k];
         out[k] = caracal_steps_scratch(s, (size_t)m * mk * block);
-        in[k] = caracal_steps_scratch(s, (size_t)mk * m * block);
         for (int i = 0; i < m; i++)
             for (int j = 0; j < mk; j++)
                 caracal_steps_copy(s, out[k] + ((size_t)i * mk + j) * block,
                                    gathered + (size_t)i * row + (size_t)theirs[j] * block, block);
     }
-    for (int k = 0; k < g->count; k++) {
-        if (k == me)
-            continue;
-        int mk = caracal_nodes_size(g, k);
-        caracal_steps_send_bytes(s, comm, caracal_nodes_leader(g, k), out[k], (size_t)m * mk * block);
-        caracal_steps_recv_bytes(s, comm, caracal_nodes_leader(g, k), in[k], (size_t)mk * m * block);
-    }
+    caracal_a2a_leader_exchange(s, comm, g, me, out, in, block);
 
     /* 3. per member, its n blocks in source rank order */
     char *result = caracal_steps_scratch(s, (size_t)m * row);
