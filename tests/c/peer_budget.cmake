@@ -33,3 +33,7 @@ add_test(NAME peer_budget_refused_word_np4
                  ${CARACAL_MPIEXEC} ${CARACAL_MPIEXEC_FLAGS} -n 4 ${_pb_env2} $<TARGET_FILE:test_peer_budget> 0)
 set_tests_properties(peer_budget_refused_one_np4 peer_budget_refused_word_np4 PROPERTIES TIMEOUT 300 LABELS np4
   ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+# alltoall's hop exchange over every case of test_a2afam (types, in place, nonblocking,
+# persistent): 5 leaders, budget 2 -> radix 4 (hops of 1 and 4, positions with two digits)
+caracal_mpi_test(NAME peer_budget_a2afam_np5_node1 NP 5 COMMAND $<TARGET_FILE:test_a2afam> small PRELOAD
+                 ENV CARACAL_NODE_SIZE=1 CARACAL_PEER_BUDGET=2 CARACAL_ALLTOALL=hier CARACAL_ALLTOALLV=hier)
