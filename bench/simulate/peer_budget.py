@@ -40,46 +40,34 @@ CONFIGS = {
 }
 LINE = re.compile(r"^peer_count: (\w+) (\d+) (.*)$")
 
-# What the recorded run (2026-11-26, session 14) means; kept with the script that writes the table.
+# What the recorded run (2026-11-26, session 15, commit sim19d) means; kept with the script that
+# writes the table.
 NOTES = [
-    "## Flat: computed, not measured",
-    "",
-    "The flat run (CARACAL_NODE_SIZE=1) did not finish before the quiet window (17:45 UTC): it was stopped "
-    "after 249 s of CPU in 21 minutes, while the lead's fresh-clone CI ran at normal priority; its output was "
-    "lost with it. The counts of the flat primitives over 1,024 ranks in block order (32 per host), computed "
-    "from their definitions (the same definitions test_peer_budget checks against Caracal's counter at 8 "
-    "ranks): off-node max / mean / member / all:",
-    "",
-    "| case | flat (computed) |",
-    "|---|---:|",
-    "| barrier (dissemination, r +- 2^i) | 14 / 10.94 / 14 / 19 |",
-    "| bcast (binomial from rank 0) | 5 / 0.06 / 0 / 10 |",
-    "| allreduce (recursive doubling, r xor 2^i) | 5 / 5.00 / 5 / 10 |",
-    "| alltoall (pairwise) | 992 / 992.00 / 992 / 1023 |",
-    "",
     "## What holds, and what does not",
     "",
-    "- **Hierarchical schedules confine wide-area peers to the leaders**: in every measured case a rank that "
-    "does not lead its host has no off-node peer (member 0), and the mean per rank is 0.06-0.97, against 5-992 "
-    "for recursive doubling, dissemination and pairwise flat (computed). A flat binomial bcast over block-"
-    "ordered ranks is already node-aware (its long edges all start at multiples of 32): the same 5 / 0.06 as "
-    "hier.",
-    "- **The budget holds for barrier, bcast and allreduce**: at most 2 (budget2) and 4 (budget4) off-node "
-    "peers per rank, from 9 (dissemination among 32 leaders) and 5 (binomial, recursive doubling).",
-    "- **It does not hold for alltoall**: hier's leaders exchange one message with each of the other 31 "
-    "leaders whatever the budget (docs/collectives.md); only a leaders' algorithm of bounded degree (Bruck-"
-    "like, log2 L rounds, at the price of forwarding) would bound it, and Caracal has none.",
-    "- **What the budget costs**: budget2 turns the leaders' trees into chains (arity 1): barrier 26 -> 256 us "
-    "and allreduce 26 -> 256 us (8 B), 29 -> 268 us (4 KiB) at 32 leaders; budget4 (ternary trees) costs "
-    "15-30% (barrier 26 -> 30 us, allreduce 29 -> 38 us at 4 KiB). Times are the slowest rank's from its own "
-    "start (the `us` of peer_count.c at the recorded run; `span_us`, first start to last end, was added after "
-    "it and not yet run): that measure is too low for bcast (the root and a chain's head leave early, and "
-    "the barrier before releases ranks at different times: budget2's bcast shows 4 us against hier's 12, "
-    "which a chain over 32 leaders cannot be), and skews alltoall after budget2's chained barrier (153 us "
-    "against 29, though alltoall's schedule is the same): read only barrier and allreduce as times.",
-    "- **Not run**: 16,384 ranks (a 1,024-rank run took 105-109 s of CPU and 1.0 GB Pss; the issue asks for "
-    "16,384), the runs with `span_us`, and SMPI's own flat algorithms (Caracal's counter sees only Caracal's "
-    "messages).",
+    "- **Flat, measured**: the counts Caracal's counter saw in the flat run are the ones computed from the "
+    "primitives' definitions in session 14 (kept in the JSON as flat_computed_1024): dissemination 14 / 10.94 / "
+    "14 / 19, binomial bcast 5 / 0.06 / 0 / 10, recursive doubling 5 / 5.00 / 5 / 10, pairwise alltoall 992 / "
+    "992 / 992 / 1023.",
+    "- **Hierarchical schedules confine off-node peers to the leaders**: in every case a rank that does not "
+    "lead its host has no off-node peer (member 0), and the mean per rank is 0.06-0.97, against 5-992 flat. A "
+    "flat binomial bcast over block-ordered ranks is already node-aware (its long edges all start at multiples "
+    "of 32): the same 5 / 0.06 as hier.",
+    "- **The budget now holds in every case, alltoall included**: at most 2 (budget2) and 4 (budget4) off-node "
+    "peers per rank, from 9 (dissemination among 32 leaders), 5 (binomial, recursive doubling) and 31 "
+    "(alltoall's leaders, one message to each other leader). Alltoall's leaders hop their blocks "
+    "(src/coll/alltoall/leader_exchange.c): budget2 over 32 leaders is a ring (31 rounds), budget4 radix 6 "
+    "(peers +-1, +-6; 10 rounds).",
+    "- **What the budget costs** (span, first start to last end): budget2's chains over 32 leaders make "
+    "barrier and 8 B allreduce 28 -> 320 us (11.6x), bcast 14 -> 68 us; budget4's ternary trees cost "
+    "1.2-1.5x for barrier and allreduce (28 -> 38 us, 31 -> 46 us at 4 KiB) and nothing for bcast (14 -> 12 "
+    "us: a ternary tree over 32 leaders has 3 levels, the binomial 5 rounds). Alltoall (8 B "
+    "blocks, 8 KiB per pair of nodes): 29 us unbudgeted, 326 us with budget4 (11x) and 1,064 us with budget2 "
+    "(37x): every block crosses up to r-1 links per digit and the rounds are sequential. Pairwise flat "
+    "takes 4,216 us (1,023 messages per rank through one simulated NIC per host).",
+    "- **Not run**: 16,384 ranks for the budget (the scaling run's state: bench/results/simulate-scaling.md), "
+    "alltoallv under a budget (not bounded: docs/collectives.md), and SMPI's own flat algorithms (Caracal's "
+    "counter sees only Caracal's messages).",
 ]
 
 
@@ -146,7 +134,8 @@ def report(args):
              "- **hier**: the simulated hosts are Caracal's nodes (k-nomial/binomial inside a node, the same "
              "primitives among the node leaders), alltoall node-aggregated (`hier`).",
              "- **budgetB**: hier with CARACAL_PEER_BUDGET=B (the leaders' trees get arity B-1 where the rule's "
-             "primitive would exceed B).", "",
+             "primitive would exceed B; alltoall's leaders hop their blocks over leaders +-r^i, r the smallest "
+             "radix whose peers are within B).", "",
              "off-node max / mean: distinct peers on other hosts per rank (max over ranks / mean); member: the most "
              "off-node peers of a rank that does not lead its host; all: distinct peers of any kind (max).", ""]
     for ranks in sorted({r["ranks"] for r in runs}):

@@ -25,6 +25,13 @@ SELECTORS = ("ompi", "mpich", "mvapich2", "impi")
 # Caracal's hierarchical algorithms on the levels the simulated hosts give (node, top)
 CARACAL_ENV = {"CARACAL_BARRIER": "hier", "CARACAL_BCAST": "knomial",
                "CARACAL_ALLREDUCE": "recdbl@-64k ring@64k-"}
+# What SMPI runs for Caracal's own native calls (its start-up and hierarchy-build agreements,
+# allgather and the report's reduces): SMPI 3.32's mpich (and mvapich2, impi) allreduce,
+# bcast and reduce set up their SMP-aware layout on first use of a communicator
+# (Comm::init_smp), a ring allgather over every rank: n^2 messages, quadratic in host time
+# (at 16,384 ranks MPI_Init's world allreduce had not finished after 520 s of CPU). These
+# plain algorithms have no such set-up; the timed calls are Caracal's, so they do not change.
+CARACAL_NATIVE_CFG = ("smpi/allreduce:rdb", "smpi/bcast:binomial_tree", "smpi/reduce:binomial")
 LINE = re.compile(r"coll_time: (\w+) (\d+) ranks=(\d+) us=([0-9.]+) min=([0-9.]+)")
 
 
@@ -34,6 +41,8 @@ def one_run(ranks, mapping, variant, ppn, iters, cfg=(), max_bytes=0):
     for c in cfg:
         cmd += ["--cfg", c]
     if variant == "caracal":
+        for c in CARACAL_NATIVE_CFG:
+            cmd += ["--cfg", c]
         for k, v in CARACAL_ENV.items():
             cmd += ["--env", f"{k}={v}"]
     else:
@@ -43,18 +52,24 @@ def one_run(ranks, mapping, variant, ppn, iters, cfg=(), max_bytes=0):
     if max_bytes:
         env["COLL_TIME_MAX_BYTES"] = str(max_bytes)
     p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    used = list(cfg) + (list(CARACAL_NATIVE_CFG) if variant == "caracal" else [])
+    return parse_run(ranks, mapping, variant, used, p.stdout, p.stderr)
+
+
+def parse_run(ranks, mapping, variant, cfg, stdout, stderr=""):
+    """One run's entry from `caracal simulate`'s output (its last line is the JSON summary)."""
     try:
-        summary = json.loads(p.stdout.strip().splitlines()[-1])
+        summary = json.loads(stdout.strip().splitlines()[-1])
     except (IndexError, ValueError):
-        raise SystemExit(f"scaling: {ranks} {mapping} {variant}: no summary:\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
-    times = {f"{m[1]} {m[2]}": float(m[4]) for m in LINE.finditer(p.stdout)}
+        raise SystemExit(f"scaling: {ranks} {mapping} {variant}: no summary:\n{stdout[-2000:]}\n{stderr[-2000:]}")
+    times = {f"{m[1]} {m[2]}": float(m[4]) for m in LINE.finditer(stdout)}
     r = {"ranks": ranks, "mapping": mapping, "variant": variant, "us": times,
          "wall_s": summary["wall_s"], "cpu_s": summary.get("cpu_s"),
          "peak_rss_mb": round(summary["peak_rss_bytes"] / 2**20),
          "peak_pss_mb": round(summary.get("peak_pss_bytes", 0) / 2**20), "cfg": list(cfg),
          "load": round(summary["load"], 1), "simulated_s": summary["simulated_s"]}
     if summary["exit"] != 0:  # SMPI's own algorithm aborted: keep the cases it finished
-        errs = [ln for ln in p.stdout.splitlines() if "CRITICAL" in ln]
+        errs = [ln for ln in stdout.splitlines() if "CRITICAL" in ln]
         r["failed"] = (errs[0].split("] ", 2)[-1] if errs else f"exit {summary['exit']}")[:200]
     return r
 
@@ -75,6 +90,20 @@ def measure(args):
                 print(json.dumps(r), flush=True)
                 doc["runs"].append(r)
                 path.write_text(json.dumps(doc, indent=None, separators=(",", ":")) + "\n")
+
+
+def import_out(args):
+    """Add a run made by hand (`caracal simulate ... > FILE`, e.g. the largest sizes under
+    flock /work/sim-big.lock) to the JSON: --import FILE --ranks N --mappings M --variants V."""
+    path = Path(args.json)
+    doc = json.loads(path.read_text())
+    r = parse_run(int(args.ranks), args.mappings, args.variants, args.cfg, Path(args.import_out).read_text())
+    if args.note:
+        r["note"] = args.note
+    doc["runs"] = [x for x in doc["runs"] if (x["ranks"], x["mapping"], x["variant"]) !=
+                   (r["ranks"], r["mapping"], r["variant"])] + [r]
+    path.write_text(json.dumps(doc, indent=None, separators=(",", ":")) + "\n")
+    print(json.dumps(r))
 
 
 def report(args):
@@ -189,8 +218,11 @@ def main():
                     help="above --max-bytes-above ranks, leave out larger cases (host time)")
     ap.add_argument("--max-bytes-above", type=int, default=1024)
     ap.add_argument("--report", action="store_true")
+    ap.add_argument("--import", dest="import_out", metavar="FILE",
+                    help="add one run from caracal simulate's saved output (one --ranks, --mappings, --variants)")
+    ap.add_argument("--note", help="with --import: a note kept with the run")
     args = ap.parse_args()
-    report(args) if args.report else measure(args)
+    report(args) if args.report else import_out(args) if args.import_out else measure(args)
 
 
 if __name__ == "__main__":
