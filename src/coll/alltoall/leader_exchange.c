@@ -13,9 +13,11 @@
  * bandwidth: a block crosses sum of its digits links instead of one.
  *
  * Block sizes differ where nodes do: the block at position o of leader q after h hops came
- * from leader q-h to leader q-h+o, which every leader can work out, so no sizes travel. */
+ * from leader q-h to leader q-h+o, which every leader can work out, so no sizes travel.
+ * Scratch: 3 x L x (largest node)^2 blocks (direct: 2 x L x m^2). */
 #include "coll/alltoall/leader_exchange.h"
 #include "coll/peer_budget.h"
+#include <string.h>
 
 /* bytes of the blocks from group a's ranks to group b's (indices mod L) */
 static size_t pair_bytes(const caracal_nodes *g, long a, long b, size_t block)
@@ -24,6 +26,21 @@ static size_t pair_bytes(const caracal_nodes *g, long a, long b, size_t block)
     a = ((a % L) + L) % L;
     b = ((b % L) + L) % L;
     return (size_t)caracal_nodes_size(g, (int)a) * (size_t)caracal_nodes_size(g, (int)b) * block;
+}
+
+/* A round's blocks to one leader can pass the int count range where one pair's cannot
+ * (alltoall_hier.c bounds those): pieces of at most 1 GiB, cut alike on both sides (MPI
+ * keeps their order: one peer, one tag). */
+static void in_pieces(caracal_steps *s, MPI_Comm comm, int peer, char *buf, size_t bytes, int receive)
+{
+    const size_t piece = (size_t)1 << 30;
+    for (size_t off = 0; off < bytes; off += piece) {
+        size_t n = bytes - off < piece ? bytes - off : piece;
+        if (receive)
+            caracal_steps_recv_bytes(s, comm, peer, buf + off, n);
+        else
+            caracal_steps_send_bytes(s, comm, peer, buf + off, n);
+    }
 }
 
 static void direct(caracal_steps *s, MPI_Comm comm, const caracal_nodes *g, int me, char *const *out, char **in,
@@ -68,8 +85,8 @@ static void hops(caracal_steps *s, MPI_Comm comm, const caracal_nodes *g, int me
                     sent += bytes;
                     got += pair_bytes(g, from - moved[o], from - moved[o] + o, block);
                 }
-            caracal_steps_send_bytes(s, comm, caracal_nodes_leader(g, (int)to), sbuf, sent);
-            caracal_steps_recv_bytes(s, comm, caracal_nodes_leader(g, (int)from), rbuf, got);
+            in_pieces(s, comm, caracal_nodes_leader(g, (int)to), sbuf, sent, 0);
+            in_pieces(s, comm, caracal_nodes_leader(g, (int)from), rbuf, got, 1);
             got = 0;
             for (int o = 1; o < L; o++)
                 if ((o / d) % radix >= t) {
@@ -85,16 +102,150 @@ static void hops(caracal_steps *s, MPI_Comm comm, const caracal_nodes *g, int me
             in[k] = (char *)cur[(me - k + L) % L];
 }
 
-void caracal_a2a_leader_exchange(caracal_steps *s, MPI_Comm comm, const caracal_nodes *g, int me,
-                                 char *const *out, char **in, size_t block)
+int caracal_a2a_leader_radix(int leaders)
 {
-    int budget = caracal_peer_budget(), L = g->count;
-    if (budget == 0 || L - 1 <= budget) {
-        direct(s, comm, g, me, out, in, block);
-        return;
-    }
+    int budget = caracal_peer_budget(), L = leaders;
+    if (budget == 0 || L - 1 <= budget)
+        return 0;
     int radix = 2; /* the smallest within the budget: r = L (a ring, 2 peers) always is */
     while (radix < L && caracal_hop_exchange_peers(radix, L) > budget)
         radix++;
-    hops(s, comm, g, me, out, in, block, radix);
+    return radix;
+}
+
+void caracal_a2a_leader_exchange(caracal_steps *s, MPI_Comm comm, const caracal_nodes *g, int me,
+                                 char *const *out, char **in, size_t block)
+{
+    int radix = caracal_a2a_leader_radix(g->count);
+    if (radix)
+        hops(s, comm, g, me, out, in, block, radix);
+    else
+        direct(s, comm, g, me, out, in, block);
+}
+
+/* The same hops with sizes known only at run time (alltoallv): every round first sends a
+ * header with its positions' sizes (a count known when recording), then the data sized
+ * from it. Positions keep their blocks in buffers sized at run time. */
+typedef struct {
+    int L, me;
+    char **out, **in;           /* the caller's, by node group: read / written at run time */
+    size_t *out_bytes, *in_bytes;
+    char **cur;                 /* [L] where position o's block is, and its size */
+    size_t *cur_bytes;
+    caracal_steps_buf **home;   /* [L] position o's block once it has moved */
+    caracal_steps_buf *smem, *rmem;
+    char *sbuf, *rbuf;
+    size_t sent, got;
+    long long *shdr, *rhdr;     /* [L] the round's sizes, position order */
+} hops_v;
+
+typedef struct {
+    hops_v *h;
+    int npos;
+    int *pos;                   /* the round's positions */
+} hops_v_round;
+
+static void v_start(void *arg)
+{
+    hops_v *h = arg;
+    for (int o = 1; o < h->L; o++) {
+        int k = (h->me + o) % h->L;
+        h->cur[o] = h->out[k];
+        h->cur_bytes[o] = h->out_bytes[k];
+    }
+}
+
+static void v_pack(void *arg) /* my blocks of the round and their sizes */
+{
+    hops_v_round *r = arg;
+    hops_v *h = r->h;
+    size_t total = 0;
+    for (int i = 0; i < r->npos; i++)
+        total += h->cur_bytes[r->pos[i]];
+    h->sbuf = caracal_steps_buf_get(h->smem, total);
+    h->sent = total;
+    total = 0;
+    for (int i = 0; i < r->npos; i++) {
+        size_t b = h->cur_bytes[r->pos[i]];
+        h->shdr[i] = (long long)b;
+        if (b)
+            memcpy(h->sbuf + total, h->cur[r->pos[i]], b);
+        total += b;
+    }
+}
+
+static void v_size(void *arg) /* the header has come: size the data's receive */
+{
+    hops_v_round *r = arg;
+    hops_v *h = r->h;
+    size_t total = 0;
+    for (int i = 0; i < r->npos; i++)
+        total += (size_t)h->rhdr[i];
+    h->rbuf = caracal_steps_buf_get(h->rmem, total);
+    h->got = total;
+}
+
+static void v_unpack(void *arg)
+{
+    hops_v_round *r = arg;
+    hops_v *h = r->h;
+    size_t at = 0;
+    for (int i = 0; i < r->npos; i++) {
+        int o = r->pos[i];
+        size_t b = (size_t)h->rhdr[i];
+        h->cur[o] = caracal_steps_buf_get(h->home[o], b);
+        h->cur_bytes[o] = b;
+        if (b)
+            memcpy(h->cur[o], h->rbuf + at, b);
+        at += b;
+    }
+}
+
+static void v_finish(void *arg)
+{
+    hops_v *h = arg;
+    for (int k = 0; k < h->L; k++)
+        if (k != h->me) {
+            int o = (h->me - k + h->L) % h->L;
+            h->in[k] = h->cur[o];
+            h->in_bytes[k] = h->cur_bytes[o];
+        }
+}
+
+void caracal_a2a_leader_exchange_at(caracal_steps *s, MPI_Comm comm, const caracal_nodes *g, int me, int radix,
+                                    char **out, size_t *out_bytes, char **in, size_t *in_bytes)
+{
+    int L = g->count;
+    hops_v *h = caracal_steps_scratch(s, sizeof *h);
+    *h = (hops_v){.L = L, .me = me, .out = out, .in = in, .out_bytes = out_bytes, .in_bytes = in_bytes};
+    h->cur = caracal_steps_scratch(s, (size_t)L * sizeof *h->cur);
+    h->cur_bytes = caracal_steps_scratch(s, (size_t)L * sizeof *h->cur_bytes);
+    h->home = caracal_steps_scratch(s, (size_t)L * sizeof *h->home);
+    for (int o = 1; o < L; o++)
+        h->home[o] = caracal_steps_buf_new(s);
+    h->smem = caracal_steps_buf_new(s);
+    h->rmem = caracal_steps_buf_new(s);
+    h->shdr = caracal_steps_scratch(s, (size_t)L * sizeof *h->shdr);
+    h->rhdr = caracal_steps_scratch(s, (size_t)L * sizeof *h->rhdr);
+    caracal_steps_call(s, v_start, h);
+    for (long d = 1; d < L; d *= radix)
+        for (int t = 1; t < radix; t++) {
+            hops_v_round *r = caracal_steps_scratch(s, sizeof *r);
+            r->h = h;
+            r->pos = caracal_steps_scratch(s, (size_t)L * sizeof *r->pos);
+            for (int o = 1; o < L; o++)
+                if ((o / d) % radix >= t)
+                    r->pos[r->npos++] = o;
+            if (!r->npos)
+                break;
+            int to = caracal_nodes_leader(g, (int)((me + d) % L)), from = caracal_nodes_leader(g, (int)((me - d + L) % L));
+            caracal_steps_call(s, v_pack, r);
+            caracal_steps_send_bytes(s, comm, to, h->shdr, (size_t)r->npos * sizeof *h->shdr);
+            caracal_steps_recv_bytes(s, comm, from, h->rhdr, (size_t)r->npos * sizeof *h->rhdr);
+            caracal_steps_call(s, v_size, r);
+            caracal_steps_send_bytes_at(s, comm, to, (void *const *)&h->sbuf, &h->sent);
+            caracal_steps_recv_bytes_at(s, comm, from, (void *const *)&h->rbuf, &h->got);
+            caracal_steps_call(s, v_unpack, r);
+        }
+    caracal_steps_call(s, v_finish, h);
 }

@@ -2,7 +2,8 @@
  * other leader the blocks from its node's ranks to that node's ranks. Without a connection
  * budget (CARACAL_PEER_BUDGET, coll/peer_budget.h), or when it allows L-1 peers, one
  * message per pair of leaders. Under a smaller budget B, the blocks travel in hops over at
- * most B distinct leaders per leader (leader_exchange.c). */
+ * most B distinct leaders per leader (leader_exchange.c); alltoallv's leaders use the same
+ * hops with sizes known at run time. */
 #ifndef CARACAL_COLL_ALLTOALL_LEADER_EXCHANGE_H
 #define CARACAL_COLL_ALLTOALL_LEADER_EXCHANGE_H
 #include "coll/nodes.h"
@@ -13,5 +14,15 @@
  *  once the program has run (memory owned by s). out[me] and in[me] are not used. */
 void caracal_a2a_leader_exchange(caracal_steps *s, MPI_Comm comm, const caracal_nodes *g, int me,
                                  char *const *out, char **in, size_t block);
+
+/** 0 where the leaders exchange directly (no budget, or L-1 peers within it), else the
+ *  radix of the hops (the smallest whose peers are within the budget). */
+int caracal_a2a_leader_radix(int leaders);
+
+/** The hops (radix from caracal_a2a_leader_radix) with sizes known only at run time
+ *  (alltoallv): out[k] and out_bytes[k] are read when the program runs, and in[k] and
+ *  in_bytes[k] set to group k's message to my node (memory owned by s). */
+void caracal_a2a_leader_exchange_at(caracal_steps *s, MPI_Comm comm, const caracal_nodes *g, int me, int radix,
+                                    char **out, size_t *out_bytes, char **in, size_t *in_bytes);
 
 #endif
