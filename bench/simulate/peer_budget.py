@@ -66,7 +66,8 @@ NOTES = [
     "(37x): every block crosses up to r-1 links per digit and the rounds are sequential. Pairwise flat "
     "takes 4,216 us (1,023 messages per rank through one simulated NIC per host).",
     "- **Not run**: 16,384 ranks for the budget (the scaling run's state: bench/results/simulate-scaling.md), "
-    "alltoallv under a budget (not bounded: docs/collectives.md), and SMPI's own flat algorithms (Caracal's "
+    "alltoallv (bounded like alltoall since this run, tested at 5-8 ranks in tests/c/peer_budget.cmake), and "
+    "SMPI's own flat algorithms (Caracal's "
     "counter sees only Caracal's messages).",
 ]
 

@@ -7,9 +7,8 @@
  *  - the top level of the hierarchical schedules (ml/levels.c): the leaders' primitive is
  *    replaced by n-ary trees of arity B-1 (a parent and B-1 children) when the rule's
  *    primitive would give a leader more than B peers.
- *  - alltoall hier's leaders (alltoall/leader_exchange.c): where L-1 > B, blocks travel in
- *    hops over leaders +-r^i, r the smallest radix whose peers are within B.
- * Not bounded: alltoallv hier's leaders exchange with every other leader (L-1 peers). */
+ *  - alltoall(v) hier's leaders (alltoall/leader_exchange.c): where L-1 > B, blocks travel
+ *    in hops over leaders +-r^i, r the smallest radix whose peers are within B. */
 #ifndef CARACAL_COLL_PEER_BUDGET_H
 #define CARACAL_COLL_PEER_BUDGET_H
 #include "coll/select.h"

@@ -19,7 +19,7 @@ caracal_mpi_test(NAME peer_budget_np7_node2_noshm NP 7 COMMAND $<TARGET_FILE:tes
                  ENV CARACAL_NODE_SIZE=2 CARACAL_PEER_BUDGET=2 CARACAL_SHM=0)
 # no budget, Caracal's schedules by rule: the counts of the unbudgeted primitives, above 2
 set(_pb_rules CARACAL_BARRIER=hier CARACAL_BCAST=knomial:2 CARACAL_REDUCE=knomial:2 CARACAL_ALLREDUCE=recdbl
-    CARACAL_ALLTOALL=hier)
+    CARACAL_ALLTOALL=hier CARACAL_ALLTOALLV=hier)
 caracal_mpi_test(NAME peer_budget_none_np8_node1 NP 8 COMMAND $<TARGET_FILE:test_peer_budget> 0
                  ENV CARACAL_NODE_SIZE=1 ${_pb_rules})
 # bad values: one warning per job, the default (no budget) in force

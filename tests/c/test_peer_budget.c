@@ -5,11 +5,12 @@
  *
  * Nodes are CARACAL_NODE_SIZE consecutive ranks (the launch sets it; the last node may be
  * smaller). For barrier, bcast (two roots, a small and a pipelined message), reduce,
- * allreduce (small and pipelined) and alltoall (1 and 3 ints per block), each rank counts
+ * allreduce (small and pipelined), alltoall (1 and 3 ints per block) and alltoallv (0-2
+ * ints per block), each rank counts
  * its peers on other nodes in that call and asserts:
  *  - Caracal ran the call (caracal_coll_count went up by one): otherwise no peers are seen;
  *  - BUDGET > 0: at most BUDGET off-node peers, none for a rank that does not lead its node
- *    (only leaders talk across nodes); alltoall's leaders exactly L-1 where L-1 <= BUDGET,
+ *    (only leaders talk across nodes); alltoall(v)'s leaders exactly L-1 where L-1 <= BUDGET,
  *    else the hop exchange's leaders +-r^i mod L, distinct, for the smallest radix r whose
  *    count is within BUDGET (r = L: a ring);
  *  - BUDGET = 0 (Caracal's schedules by rule, one rank per node): the counts of the
@@ -169,6 +170,29 @@ int main(int argc, char **argv)
                 break;
             }
     }
+
+    /* alltoallv: (i + j) % 3 ints from rank i to rank j (zero blocks among them), the same hops */
+    int *sc = malloc(sizeof(int) * 4 * size), *sd = sc + size, *rc = sc + 2 * size, *rd = sc + 3 * size;
+    for (int j = 0, so = 0, ro = 0; j < size; j++) {
+        sc[j] = (rank + j) % 3;
+        rc[j] = (j + rank) % 3;
+        sd[j] = so;
+        rd[j] = ro;
+        so += sc[j];
+        ro += rc[j];
+        for (int e = 0; e < sc[j]; e++)
+            a2a_s[sd[j] + e] = rank * 100000 + j * 10 + e;
+    }
+    start();
+    MPI_Alltoallv(a2a_s, sc, sd, MPI_INT, a2a_r, rc, rd, MPI_INT, MPI_COMM_WORLD);
+    finish("alltoallv", a2a_peers, 1);
+    for (int j = 0; j < size; j++)
+        for (int e = 0; e < rc[j]; e++)
+            if (a2a_r[rd[j] + e] != j * 100000 + rank * 10 + e) {
+                fail("alltoallv", "element %d from rank %d is wrong", e, j);
+                break;
+            }
+    free(sc);
 
     int total;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -4,7 +4,8 @@
  *   1. every member sends its leader its n per-destination byte counts, then its packed
  *      blocks (destination order); the leader sizes the receive from the counts;
  *   2. leaders exchange the counts of the blocks between their nodes ([source member]
- *      [destination member]), then one data message per pair of nodes;
+ *      [destination member]), then one data message per pair of nodes (under
+ *      CARACAL_PEER_BUDGET=B < L-1 both in hops over at most B leaders: leader_exchange.h);
  *   3. each leader assembles per member the blocks it receives, in source rank order, and
  *      sends them; a member knows how much that is (its own receive counts) and unpacks.
  * The leader's buffers are sized at run time (steps.h caracal_steps_call / *_at messages),
@@ -14,6 +15,7 @@
  * the segment instead (alltoallv_hier_shm below). */
 #include "coll/starts.h"
 #include "coll/nodes.h"
+#include "coll/alltoall/leader_exchange.h"
 #include "coll/gatherfam.h"
 #include "bcol/shm/blocks.h"
 #include "ml/schedule.h"
@@ -38,6 +40,7 @@ typedef struct {
     void **result;              /* [m] what member j receives, source order (result[0]: mine) */
     size_t *result_bytes;
     caracal_steps_buf **result_mem;
+    int hops;                   /* the leaders' exchange hops (a connection budget) */
     /* the node phases on the segment: by member of the node level (lrank) */
     const int *lrank;           /* [m] node-level rank of my node's member i */
     size_t *seg_bytes;          /* [node size] its data's bytes, then its result's */
@@ -99,8 +102,10 @@ static void got_data(void *arg)
             st->from_off[k][i] = total;
             total += (size_t)st->from_sizes[k][i];
         }
-        st->in[k] = caracal_steps_buf_get(st->in_mem[k], total);
-        st->in_bytes[k] = total;
+        if (!st->hops) { /* (hops: the exchange sets in[k]) */
+            st->in[k] = caracal_steps_buf_get(st->in_mem[k], total);
+            st->in_bytes[k] = total;
+        }
     }
 }
 
@@ -356,10 +361,23 @@ static leader_state *leader_new(caracal_steps *s, const caracal_nodes *g, int n,
 }
 
 /* the leaders' part once the node's sizes are known (got_sizes): counts between leaders,
- * then one data message per pair of nodes (the same messages with or without a segment) */
+ * then one data message per pair of nodes (the same messages with or without a segment).
+ * Under a connection budget that L-1 leaders exceed, both travel in hops instead
+ * (coll/alltoall/leader_exchange.h): the counts as fixed-size blocks, the data with its
+ * sizes in a header per round. */
 static void leader_exchange(caracal_steps *s, MPI_Comm comm, leader_state *st)
 {
     const caracal_nodes *g = st->g;
+    int radix = caracal_a2a_leader_radix(g->count);
+    if (radix) {
+        caracal_a2a_leader_exchange(s, comm, g, st->me, (char *const *)st->to_sizes, (char **)st->from_sizes,
+                                    sizeof(long long)); /* from_sizes[k] now point into its scratch */
+        st->hops = 1;
+        caracal_steps_call(s, got_data, st);
+        caracal_a2a_leader_exchange_at(s, comm, g, st->me, radix, (char **)st->out, st->out_bytes, (char **)st->in,
+                                       st->in_bytes);
+        return;
+    }
     for (int k = 0; k < g->count; k++) {
         if (k == st->me)
             continue;
