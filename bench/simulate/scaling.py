@@ -100,6 +100,9 @@ def import_out(args):
     r = parse_run(int(args.ranks), args.mappings, args.variants, args.cfg, Path(args.import_out).read_text())
     if args.note:
         r["note"] = args.note
+    if args.paused:  # SIGSTOPped through a quiet window: wall_s counts the pause, running_s not
+        r["paused_s"] = args.paused
+        r["running_s"] = round(r["wall_s"] - args.paused, 1)
     doc["runs"] = [x for x in doc["runs"] if (x["ranks"], x["mapping"], x["variant"]) !=
                    (r["ranks"], r["mapping"], r["variant"])] + [r]
     path.write_text(json.dumps(doc, indent=None, separators=(",", ":")) + "\n")
@@ -177,7 +180,9 @@ def _host(variant, r):
     cpu = f", {r['cpu_s']:.0f} s CPU" if r.get("cpu_s") is not None else ""
     mem = f"{r['peak_pss_mb']} MB Pss" if r.get("peak_pss_mb") else f"{r['peak_rss_mb']} MB RSS"
     priv = " (mmap privatization)" if "smpi/privatization:mmap" in r.get("cfg", []) else ""
-    return f"{variant} {r['wall_s']:.0f} s wall{cpu}, {mem}{priv}, load {r['load']}"
+    wall = f"{r['wall_s']:.0f} s wall" if "paused_s" not in r else \
+        f"{r['running_s']:.0f} s wall running ({r['paused_s']:.0f} s stopped besides)"
+    return f"{variant} {wall}{cpu}, {mem}{priv}, load {r['load']}"
 
 
 def plot(doc, cases, out):
@@ -221,6 +226,7 @@ def main():
     ap.add_argument("--import", dest="import_out", metavar="FILE",
                     help="add one run from caracal simulate's saved output (one --ranks, --mappings, --variants)")
     ap.add_argument("--note", help="with --import: a note kept with the run")
+    ap.add_argument("--paused", type=float, default=0, help="with --import: seconds the run was stopped (SIGSTOP)")
     args = ap.parse_args()
     report(args) if args.report else import_out(args) if args.import_out else measure(args)
 

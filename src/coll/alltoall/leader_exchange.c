@@ -128,13 +128,13 @@ void caracal_a2a_leader_exchange(caracal_steps *s, MPI_Comm comm, const caracal_
  * from it. Positions keep their blocks in buffers sized at run time. */
 typedef struct {
     int L, me;
-    char **out, **in;           /* the caller's, by node group: read / written at run time */
+    void **out, **in;           /* the caller's, by node group: read / written at run time */
     size_t *out_bytes, *in_bytes;
-    char **cur;                 /* [L] where position o's block is, and its size */
+    void **cur;                 /* [L] where position o's block is, and its size */
     size_t *cur_bytes;
     caracal_steps_buf **home;   /* [L] position o's block once it has moved */
     caracal_steps_buf *smem, *rmem;
-    char *sbuf, *rbuf;
+    void *sbuf, *rbuf;
     size_t sent, got;
     long long *shdr, *rhdr;     /* [L] the round's sizes, position order */
 } hops_v;
@@ -169,7 +169,7 @@ static void v_pack(void *arg) /* my blocks of the round and their sizes */
         size_t b = h->cur_bytes[r->pos[i]];
         h->shdr[i] = (long long)b;
         if (b)
-            memcpy(h->sbuf + total, h->cur[r->pos[i]], b);
+            memcpy((char *)h->sbuf + total, h->cur[r->pos[i]], b);
         total += b;
     }
 }
@@ -196,7 +196,7 @@ static void v_unpack(void *arg)
         h->cur[o] = caracal_steps_buf_get(h->home[o], b);
         h->cur_bytes[o] = b;
         if (b)
-            memcpy(h->cur[o], h->rbuf + at, b);
+            memcpy(h->cur[o], (char *)h->rbuf + at, b);
         at += b;
     }
 }
@@ -213,7 +213,7 @@ static void v_finish(void *arg)
 }
 
 void caracal_a2a_leader_exchange_at(caracal_steps *s, MPI_Comm comm, const caracal_nodes *g, int me, int radix,
-                                    char **out, size_t *out_bytes, char **in, size_t *in_bytes)
+                                    void **out, size_t *out_bytes, void **in, size_t *in_bytes)
 {
     int L = g->count;
     hops_v *h = caracal_steps_scratch(s, sizeof *h);
@@ -243,8 +243,8 @@ void caracal_a2a_leader_exchange_at(caracal_steps *s, MPI_Comm comm, const carac
             caracal_steps_send_bytes(s, comm, to, h->shdr, (size_t)r->npos * sizeof *h->shdr);
             caracal_steps_recv_bytes(s, comm, from, h->rhdr, (size_t)r->npos * sizeof *h->rhdr);
             caracal_steps_call(s, v_size, r);
-            caracal_steps_send_bytes_at(s, comm, to, (void *const *)&h->sbuf, &h->sent);
-            caracal_steps_recv_bytes_at(s, comm, from, (void *const *)&h->rbuf, &h->got);
+            caracal_steps_send_bytes_at(s, comm, to, &h->sbuf, &h->sent);
+            caracal_steps_recv_bytes_at(s, comm, from, &h->rbuf, &h->got);
             caracal_steps_call(s, v_unpack, r);
         }
     caracal_steps_call(s, v_finish, h);

@@ -23,6 +23,6 @@ int caracal_a2a_leader_radix(int leaders);
  *  (alltoallv): out[k] and out_bytes[k] are read when the program runs, and in[k] and
  *  in_bytes[k] set to group k's message to my node (memory owned by s). */
 void caracal_a2a_leader_exchange_at(caracal_steps *s, MPI_Comm comm, const caracal_nodes *g, int me, int radix,
-                                    char **out, size_t *out_bytes, char **in, size_t *in_bytes);
+                                    void **out, size_t *out_bytes, void **in, size_t *in_bytes);
 
 #endif

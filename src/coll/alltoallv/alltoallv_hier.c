@@ -370,12 +370,17 @@ static void leader_exchange(caracal_steps *s, MPI_Comm comm, leader_state *st)
     const caracal_nodes *g = st->g;
     int radix = caracal_a2a_leader_radix(g->count);
     if (radix) {
-        caracal_a2a_leader_exchange(s, comm, g, st->me, (char *const *)st->to_sizes, (char **)st->from_sizes,
-                                    sizeof(long long)); /* from_sizes[k] now point into its scratch */
+        char **to = caracal_steps_scratch(s, (size_t)g->count * sizeof *to);
+        char **from = caracal_steps_scratch(s, (size_t)g->count * sizeof *from);
+        for (int k = 0; k < g->count; k++)
+            to[k] = (char *)st->to_sizes[k];
+        caracal_a2a_leader_exchange(s, comm, g, st->me, to, from, sizeof(long long));
+        for (int k = 0; k < g->count; k++) /* where the counts will be once the hops have run */
+            if (k != st->me)
+                st->from_sizes[k] = (long long *)from[k];
         st->hops = 1;
         caracal_steps_call(s, got_data, st);
-        caracal_a2a_leader_exchange_at(s, comm, g, st->me, radix, (char **)st->out, st->out_bytes, (char **)st->in,
-                                       st->in_bytes);
+        caracal_a2a_leader_exchange_at(s, comm, g, st->me, radix, st->out, st->out_bytes, st->in, st->in_bytes);
         return;
     }
     for (int k = 0; k < g->count; k++) {
