@@ -109,6 +109,11 @@ def import_out(args):
     print(json.dumps(r))
 
 
+# The goals of issue 19, one by one, as of the recorded runs (session 15); kept with the script
+# that writes the table.
+STATUS = []
+
+
 def report(args):
     doc = json.loads(Path(args.json).read_text())
     runs = doc["runs"]
@@ -142,7 +147,7 @@ def report(args):
                   [f"{best:.1f}" if best else "-", f"{best / car:.2f}x" if best and car else "-"]
             lines.append("| " + " | ".join(row) + " |")
         lines += ["", "host: " + "; ".join(_host(v, r) for v, r in sel.items()), ""]
-    lines += goals(runs, cases)
+    lines += goals(runs, cases) + STATUS
     out = Path(args.json).with_suffix(".md")
     out.write_text("\n".join(lines) + "\n")
     plot(doc, cases, Path(args.json).with_suffix(".png"))
@@ -182,7 +187,9 @@ def _host(variant, r):
     priv = " (mmap privatization)" if "smpi/privatization:mmap" in r.get("cfg", []) else ""
     wall = f"{r['wall_s']:.0f} s wall" if "paused_s" not in r else \
         f"{r['running_s']:.0f} s wall running ({r['paused_s']:.0f} s stopped besides)"
-    return f"{variant} {wall}{cpu}, {mem}{priv}, load {r['load']}"
+    note = f" [{r['failed']}]" if r.get("failed") else ""
+    note += f" ({r['note']})" if r.get("note") else ""
+    return f"{variant} {wall}{cpu}, {mem}{priv}, load {r['load']}{note}"
 
 
 def plot(doc, cases, out):
