@@ -133,8 +133,11 @@ STATUS = [
     "by the Pss sampler (a walk of smaps_rollup took 1 s and holds the mmap lock the switches need: 20% of a "
     "core with the sampler running, 79% with it stopped; caracal simulate now waits 20 walks' time between "
     "samples) and by the other sessions' test suites.",
-    "- **4,096 ranks**: see the 4,096 rows if present; otherwise not finished (the note in peer-budget.md and "
-    "the session report give how far it got).",
+    "- **4,096 ranks**: Caracal, round-robin, finished with plain algorithms for its own calls: 68.5 s of CPU, "
+    "489 s wall (load 18-20), 750 MB Pss, simulated barrier 34.3 us, bcast 16.2 / 23.0 us, allreduce 34.3 / "
+    "37.8 us (8 B / 4 KiB). No flat baseline at 4,096: SMPI's ompi selector, round-robin, was stopped at the "
+    "session's cut-off after 377 s of CPU at 4.5 ms of simulated time (1.0 GB Pss), its cases lost with it; "
+    "block mapping not run. So no speedup at 4,096 either.",
     "- **Connection budget**: holds at 1,024 simulated ranks for barrier, bcast, allreduce and alltoall "
     "(bench/results/peer-budget.md); alltoallv is bounded the same way (tested at 5-8 ranks).",
     "- **MC-MPI's 3x over random and within 5% of the best hostname order**: halo does not meet either "
