@@ -9,13 +9,21 @@
 #include "gen_funcs.h"
 #include "progress.h"
 #include "wait.h"
+#include "coll/call.h"
 #include <stdlib.h>
 #include <string.h>
 
+/* a persistent collective of Caracal's completed with an error (coll/persistent.c) */
+static int with_persist(MPI_Request r, int rc)
+{
+    return rc == MPI_SUCCESS ? caracal_persist_result(r) : rc;
+}
+
 int caracal_impl_MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
+    MPI_Request r = *request;
     if (!caracal_active_requests && !caracal_wait_native_yields())
-        return PMPI_Wait(request, status);
+        return with_persist(r, PMPI_Wait(request, status));
     unsigned spins = 0;
     unsigned long seen = caracal_progress_ticks;
     for (;;) {
@@ -25,9 +33,9 @@ int caracal_impl_MPI_Wait(MPI_Request *request, MPI_Status *status)
         seen = caracal_progress_ticks;
         rc = PMPI_Test(request, &flag, status);
         if (rc != MPI_SUCCESS || flag)
-            return rc;
+            return with_persist(r, rc);
         if (!caracal_active_requests && !caracal_wait_native_yields())
-            return PMPI_Wait(request, status);
+            return with_persist(r, PMPI_Wait(request, status));
         if (moved)
             spins = 0;
         else
@@ -37,9 +45,11 @@ int caracal_impl_MPI_Wait(MPI_Request *request, MPI_Status *status)
 
 int caracal_impl_MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
+    MPI_Request r = *request;
     if (caracal_active_requests)
         caracal_progress();
-    return PMPI_Test(request, flag, status);
+    int rc = PMPI_Test(request, flag, status);
+    return *flag ? with_persist(r, rc) : rc;
 }
 
 /* Each request is tested on its own, not with PMPI_Testall: MPICH 4.0.2's MPI_Testall
