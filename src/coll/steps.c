@@ -427,10 +427,11 @@ void *caracal_steps_buf_get(caracal_steps_buf *b, size_t bytes)
 void *caracal_steps_buf_try(caracal_steps_buf *b, size_t bytes)
 {
     if (bytes > b->cap || !b->p) {
-        free(b->p);
-        b->cap = 0;
-        if (!(b->p = malloc(bytes ? bytes : 1)))
+        void *p = malloc(bytes ? bytes : 1);
+        if (!p) /* the old buffer stays: what it held room for, it still does */
             return NULL;
+        free(b->p);
+        b->p = p;
         b->cap = bytes;
     }
     return b->p;

@@ -69,8 +69,9 @@ void caracal_steps_recv_bytes_at(caracal_steps *s, MPI_Comm comm, int peer, void
 typedef struct caracal_steps_buf caracal_steps_buf;
 caracal_steps_buf *caracal_steps_buf_new(caracal_steps *s);
 void *caracal_steps_buf_get(caracal_steps_buf *b, size_t bytes);
-/** The same, or NULL (and nothing kept) if the memory cannot be had: for a schedule that
- *  agrees on the failure with its peers before anything depends on the buffer. */
+/** The same, or NULL (the buffer as it was) if the memory cannot be had: for a schedule that
+ *  agrees on the failure with its peers before anything depends on the buffer. Never fails
+ *  for `bytes` within what an earlier get or try returned. */
 void *caracal_steps_buf_try(caracal_steps_buf *b, size_t bytes);
 /** Scratch for `count` elements of `dt` in the datatype's layout (lower-bound adjusted, as
  *  caracal_type_alloc): the temporaries of reductions. */

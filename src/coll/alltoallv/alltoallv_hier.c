@@ -13,8 +13,11 @@
  *      every rank ends the call there, no data moved, with MPI_ERR_NO_MEM.
  * Data waits for the go word so that a leader out of memory (its buffers are sized at run
  * time, from the counts) returns an error on every rank instead of ending the job: nobody
- * sends data a leader may have no room for (core/xalloc.h). The buffers are reused across
- * replays of a persistent call.
+ * sends data a leader may have no room for (core/xalloc.h). Except small data (EAGER bytes
+ * or less packed): the leader takes room for that much per member when the schedule is
+ * built, so such a member sends its data right behind its counts, as before, and only waits
+ * for the go word before it receives its result (the leader receives that data even on
+ * fail). The buffers are reused across replays of a persistent call.
  * Where the node groups are the node level of a two-level hierarchy and mine has a
  * shared-memory segment with slots (caracal_gf_node_shm), the phases inside the node run on
  * the segment instead (alltoallv_hier_shm below). */
@@ -25,6 +28,9 @@
 #include "ml/schedule.h"
 #include "dtype.h"
 #include <string.h>
+
+/* a member's packed data up to this goes unasked (its leader holds the room from the build) */
+enum { EAGER = 4096 };
 
 typedef struct {
     const caracal_nodes *g;
@@ -112,9 +118,11 @@ static void agree(void *arg)
             all &= st->from_sizes[k][(size_t)caracal_nodes_size(g, k) * st->m] != 0;
     st->go = all;
     st->error = all ? 0 : MPI_ERR_NO_MEM;
-    if (!all) { /* no data moves: the receives of the members' data and the leaders' messages post nothing */
+    if (!all) { /* no more data moves: the receives of the members' data (but data sent unasked:
+                 * it is on its way, into room the leader has) and the leaders' messages post nothing */
         for (int i = 1; i < st->m; i++)
-            st->bytes[i] = 0;
+            if (st->bytes[i] > EAGER || !st->data[i])
+                st->bytes[i] = 0;
         for (int k = 0; k < g->count; k++)
             st->out_bytes[k] = st->in_bytes[k] = 0;
     }
@@ -369,13 +377,18 @@ CARACAL_START(caracal_start_alltoallv_hier)
     if (r != leader) {
         member_go *mg = caracal_steps_scratch(s, sizeof *mg);
         caracal_steps_send_bytes(s, comm, leader, my_sizes, (size_t)w * sizeof(long long));
+        if (packed_bytes <= EAGER) /* unasked: the leader has room for it whatever happens */
+            caracal_steps_send_bytes(s, comm, leader, packed, packed_bytes);
         caracal_steps_recv_bytes(s, comm, leader, &mg->go, sizeof mg->go);
         caracal_steps_call(s, member_check, mg);
         caracal_steps_stop_if(s, &mg->error);
-        caracal_steps_send_bytes(s, comm, leader, packed, packed_bytes);
+        if (packed_bytes > EAGER)
+            caracal_steps_send_bytes(s, comm, leader, packed, packed_bytes);
         caracal_steps_recv_bytes(s, comm, leader, result, result_bytes);
     } else {
         leader_state *st = leader_new(s, g, n, me, my_sizes, packed, packed_bytes, result, result_bytes);
+        for (int i = 1; i < st->m; i++) /* room for data sent unasked (under the build's guard) */
+            caracal_steps_buf_get(st->mem[i], EAGER);
         /* 1. the members' counts; the buffers */
         for (int i = 1; i < st->m; i++)
             caracal_steps_recv_bytes(s, comm, st->mine[i], st->sizes + (size_t)i * w, (size_t)w * sizeof(long long));
