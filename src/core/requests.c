@@ -58,7 +58,24 @@ int caracal_impl_MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
  * Waitall are right), and the persistent collectives Caracal leaves to the library are
  * such requests. done[] keeps a completed request's status from being overwritten by the
  * empty status a later test of the then inactive (persistent) or null request returns. */
+static int waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses);
+
+/* A persistent collective of Caracal's among them completed with an error: MPI_ERR_IN_STATUS
+ * with each request's class, as MPI_Waitall reports one (its communicator's handler is
+ * called by caracal_persist_result). Persistent handles keep their value when they complete. */
 int caracal_impl_MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses)
+{
+    int rc = waitall(count, array_of_requests, array_of_statuses), failed = 0;
+    for (int i = 0; rc == MPI_SUCCESS && i < count; i++) {
+        int err = caracal_persist_result(array_of_requests[i]); /* (one relaxed load when no persistent collective lives) */
+        if (array_of_statuses != MPI_STATUSES_IGNORE)
+            array_of_statuses[i].MPI_ERROR = err;
+        failed |= err != MPI_SUCCESS;
+    }
+    return failed ? MPI_ERR_IN_STATUS : rc;
+}
+
+static int waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses)
 {
     if (!caracal_active_requests && !caracal_wait_native_yields())
         return PMPI_Waitall(count, array_of_requests, array_of_statuses);

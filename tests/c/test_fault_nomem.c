@@ -26,7 +26,8 @@
  * k's leader Lk and member Mk): a leader learns its member's byte counts only while the call
  * runs and takes the buffer for its data then. That malloc (its size, the member's packed
  * bytes, is unique to the call: fault_alloc_arm_size) fails on leader L0, on L1, and on both,
- * for a blocking, a nonblocking (MPI_Wait) and a persistent (MPI_Start, MPI_Wait) alltoallv:
+ * for a blocking, a nonblocking (MPI_Wait) and a persistent (MPI_Start, then MPI_Wait or
+ * MPI_Waitall) alltoallv:
  * every rank must get MPI_ERR_NO_MEM (before: the failing leader ended the job), and the
  * next call of the same kind on the communicator must be exact. Each case takes counts
  * larger than any before, so that the leaders' kept buffers must grow. Prints "nomem a2av: ok". */
@@ -237,7 +238,11 @@ static int a2av_call(int kind, MPI_Comm c, int f, int me, int n, int *a, int *b,
         if (*pr == MPI_REQUEST_NULL && (rc = MPI_Alltoallv_init(a, sc, sd, MPI_INT, b, rc_, rd, MPI_INT, c, MPI_INFO_NULL, pr)))
             return rc;
         rc = MPI_Start(pr);
-        return rc != MPI_SUCCESS ? rc : MPI_Wait(pr, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS || kind == 2)
+            return rc != MPI_SUCCESS ? rc : MPI_Wait(pr, MPI_STATUS_IGNORE);
+        MPI_Status st; /* MPI_Waitall: its error is in the status */
+        rc = MPI_Waitall(1, pr, &st);
+        return rc == MPI_ERR_IN_STATUS ? st.MPI_ERROR : rc;
 #else
         (void)pr;
         return MPI_ERR_OTHER;
@@ -261,7 +266,7 @@ static int a2av_right(int f, int me, int n, const int *b)
 
 static int a2av_main(MPI_Comm c, int me, int n, char **who)
 {
-    static const char *kinds[] = {"blocking", "nonblocking", "persistent"}, *cases[] = {"leader L0", "leader L1", "both leaders"};
+    static const char *kinds[] = {"blocking", "nonblocking", "persistent", "persistent, MPI_Waitall"}, *cases[] = {"leader L0", "leader L1", "both leaders"};
     void (*arm_size)(size_t) = (void (*)(size_t))dlsym(RTLD_DEFAULT, "fault_alloc_arm_size");
     if (!arm_size || n != 4) {
         fprintf(stderr, "test_fault_nomem a2av: fault_alloc_arm_size missing, or not 4 ranks\n");
@@ -270,9 +275,9 @@ static int a2av_main(MPI_Comm c, int me, int n, char **who)
     int L[2] = {atoi(who[0]), atoi(who[2])}, M[2] = {atoi(who[1]), atoi(who[3])}, bad = 0, f = 1, tried = 0;
     a2av_small = M[0];
     int *a = malloc(sizeof(int) * 4 * a2av_count(64, 3, 3)), *b = malloc(sizeof(int) * 4 * a2av_count(64, 3, 3));
-    for (int kind = 0; kind < 3; kind++) {
+    for (int kind = 0; kind < 4; kind++) {
 #if MPI_VERSION < 4
-        if (kind == 2)
+        if (kind >= 2)
             break;
 #endif
         for (int cs = 0; cs < 3; cs++, f++) {
@@ -283,7 +288,7 @@ static int a2av_main(MPI_Comm c, int me, int n, char **who)
                 bad = 1;
             }
             f++; /* larger counts: the leaders' buffers must grow */
-            if (kind == 2) { /* a new persistent call of those counts */
+            if (kind >= 2) { /* a new persistent call of those counts */
                 MPI_Request_free(&p);
                 p = MPI_REQUEST_NULL;
             }
