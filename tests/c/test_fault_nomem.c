@@ -298,7 +298,7 @@ static int a2av_main(MPI_Comm c, int me, int n, char **who)
                     size_t bytes = 0, got = 0; /* the member's packed blocks, or (unasked) its result */
                     for (int d = 0; d < n; d++)
                         bytes += sizeof(int) * (size_t)a2av_count(f, M[k], d), got += sizeof(int) * (size_t)a2av_count(f, d, M[k]);
-                    arm_size(bytes > EAGER ? bytes : got);
+                    arm_size(bytes > EAGER ? bytes : got + sizeof(long long)); /* (a result buffer holds the go word behind) */
                 }
             rc = a2av_call(kind, c, f, me, n, a, b, &p);
             arm_size(0);

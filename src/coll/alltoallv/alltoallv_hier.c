@@ -82,7 +82,8 @@ static void got_sizes(void *arg)
             for (int k = 0; k < g->count; k++)
                 total += (size_t)st->sizes[(size_t)i * w + n + k];
             st->result_bytes[i] = total;
-            ok &= (st->result[i] = caracal_steps_buf_try(st->result_mem[i], total)) != NULL;
+            /* (and the go word behind it, on the segment: seg_out) */
+            ok &= (st->result[i] = caracal_steps_buf_try(st->result_mem[i], total + sizeof st->go)) != NULL;
         }
     }
     for (int k = 0; k < g->count; k++) {
@@ -213,9 +214,12 @@ static void seg_in(void *arg)
 static void seg_out(void *arg)
 {
     leader_state *st = arg;
-    got_blocks(st); /* (nothing on fail: result[i] may be NULL, the segment then hands back nothing) */
-    for (int i = 0; i < st->m; i++) {
-        st->seg_bytes[st->lrank[i]] = st->result_bytes[i];
+    got_blocks(st); /* (nothing on fail) */
+    for (int i = 1; i < st->m; i++) { /* each member's blocks, then the go word (on fail a NULL
+                                        * result[i] hands back zeros: go 0, blocks.c) */
+        if (st->result[i])
+            memcpy(st->result[i] + st->result_bytes[i], &st->go, sizeof st->go);
+        st->seg_bytes[st->lrank[i]] = st->result_bytes[i] + sizeof st->go;
         st->seg_at[st->lrank[i]] = st->result[i];
     }
 }
@@ -224,11 +228,14 @@ static void seg_out(void *arg)
 typedef struct {
     long long go;
     int error;
+    const char *word;           /* where the go word arrives, if not in go (the segment's results) */
 } member_go;
 
 static void member_check(void *arg)
 {
     member_go *mg = arg;
+    if (mg->word)
+        memcpy(&mg->go, mg->word, sizeof mg->go);
     mg->error = mg->go ? 0 : MPI_ERR_NO_MEM;
 }
 
@@ -241,15 +248,16 @@ static void leader_data(caracal_steps *s, MPI_Comm comm, leader_state *st);
  * 3. every member's packed blocks through the segment (a window: only the leader learns the
  * sizes, at run time); 4. (leader) the counts and ok words between leaders, then the data
  * between leaders and the per-member assembly, as the point-to-point schedule's, so nodes
- * with and without a segment work together; 5. go or fail to every member, then every
- * member's blocks from the leader, through the segment; 6. unpack. Every member packs its
+ * with and without a segment work together; 5. every member's blocks from the leader, the
+ * go or fail word behind them, through the segment; 6. unpack. Every member packs its
  * blocks at the call.
  * A leader without its buffers still runs every node phase (a segment's reserved steps must
  * all be taken, or the next call waits for acknowledgments that never come): it takes its
- * members' data without keeping it and hands back what it has (blocks.c copies nothing for a
- * NULL buffer); then the go word says fail and the unpack is skipped on every rank, so no
- * data reaches a receive buffer and the call returns MPI_ERR_NO_MEM. Members need not wait
- * for the go word before their data here: draining costs the leader no memory. */
+ * members' data without keeping it (blocks.c copies nothing for a NULL buffer) and hands
+ * back zeros where it has no result buffer (a go word of 0); members then skip the unpack,
+ * as every rank does on fail, so no data reaches a receive buffer and the call returns
+ * MPI_ERR_NO_MEM. Members need not wait for the go word before their data here: draining
+ * costs the leader no memory, and the word costs no node phase of its own. */
 static caracal_task *alltoallv_hier_shm(const caracal_ml_args *a, const caracal_coll_call *call, caracal_steps *s,
                                         const caracal_nodes *g, const long long *my_sizes, char *packed, size_t packed_bytes,
                                         char *result, size_t result_bytes)
@@ -261,20 +269,18 @@ static caracal_task *alltoallv_hier_shm(const caracal_ml_args *a, const caracal_
     const int *mine = g->members + g->start[me];
     int w = n + g->count;
     size_t *rows = caracal_steps_scratch(s, (size_t)lv->size * sizeof *rows);
-    size_t *words = caracal_steps_scratch(s, (size_t)lv->size * sizeof *words);
     char **at = caracal_steps_scratch(s, (size_t)lv->size * sizeof *at);
     for (int i = 0; i < m; i++) {
         rows[caracal_level_lrank(lv, mine[i])] = (size_t)w * sizeof(long long);
-        words[caracal_level_lrank(lv, mine[i])] = sizeof(long long);
     }
     caracal_task *t[8];
     int nt = 0;
     if (r != leader) {
         member_go *mg = caracal_steps_scratch(s, sizeof *mg);
+        mg->word = result + result_bytes;
         t[nt++] = caracal_shm_node_gather(h, root, rows, my_sizes, at);
         t[nt++] = caracal_shm_node_gatherv(h, root, packed_bytes, packed, NULL, NULL);
-        t[nt++] = caracal_shm_node_scatter(h, root, words, NULL, &mg->go, 1, MPI_LONG_LONG);
-        t[nt++] = caracal_shm_node_scatterv(h, root, result_bytes, result, NULL, NULL);
+        t[nt++] = caracal_shm_node_scatterv(h, root, result_bytes + sizeof mg->go, result, NULL, NULL);
         caracal_steps *check = caracal_steps_new("alltoallv_hier", NULL, a->tag);
         caracal_steps_call(check, member_check, mg);
         caracal_steps_stop_if(check, &mg->error);
@@ -287,11 +293,8 @@ static caracal_task *alltoallv_hier_shm(const caracal_ml_args *a, const caracal_
         st->lrank = lr;
         st->seg_bytes = caracal_steps_scratch(s, (size_t)lv->size * sizeof(size_t));
         st->seg_at = caracal_steps_scratch(s, (size_t)lv->size * sizeof(char *));
-        char **go = caracal_steps_scratch(s, (size_t)lv->size * sizeof *go);
-        for (int i = 1; i < m; i++) {
+        for (int i = 1; i < m; i++)
             at[lr[i]] = (char *)(st->sizes + (size_t)i * w);
-            go[lr[i]] = (char *)&st->go;
-        }
         t[nt++] = caracal_shm_node_gather(h, root, rows, NULL, at);
         caracal_steps *sizes = caracal_steps_new("alltoallv_hier", NULL, a->tag);
         caracal_steps_call(sizes, seg_in, st);
@@ -302,7 +305,6 @@ static caracal_task *alltoallv_hier_shm(const caracal_ml_args *a, const caracal_
         leader_data(across, h->dup, st);
         caracal_steps_call(across, seg_out, st);
         t[nt++] = caracal_steps_task(across);
-        t[nt++] = caracal_shm_node_scatter(h, root, words, (const char *const *)go, NULL, 0, MPI_LONG_LONG);
         t[nt++] = caracal_shm_node_scatterv(h, root, 0, NULL, st->seg_bytes, st->seg_at);
         caracal_steps *check = caracal_steps_new("alltoallv_hier", NULL, a->tag);
         caracal_steps_stop_if(check, &st->error);
@@ -370,7 +372,7 @@ CARACAL_START(caracal_start_alltoallv_hier)
         }
         at += (size_t)my_sizes[d];
     }
-    char *result = caracal_steps_scratch(s, result_bytes);
+    char *result = caracal_steps_scratch(s, result_bytes + sizeof(long long)); /* (+ the segment path's go word) */
     if (shm)
         return alltoallv_hier_shm(a, call, s, g, my_sizes, packed, packed_bytes, result, result_bytes);
 
