@@ -37,6 +37,7 @@
 #if defined(OPEN_MPI) && OMPI_MAJOR_VERSION < 5
 #include <mpi-ext.h> /* Open MPI 4.1: MPIX_Allreduce_init */
 #define MPI_Allreduce_init MPIX_Allreduce_init
+#define MPI_Alltoallv_init MPIX_Alltoallv_init
 #endif
 #include <stdio.h>
 #include <stdlib.h>
@@ -234,7 +235,7 @@ static int a2av_call(int kind, MPI_Comm c, int f, int me, int n, int *a, int *b,
         rc = MPI_Ialltoallv(a, sc, sd, MPI_INT, b, rc_, rd, MPI_INT, c, &r);
         return rc != MPI_SUCCESS ? rc : MPI_Wait(&r, MPI_STATUS_IGNORE);
     default:
-#if MPI_VERSION >= 4
+#if MPI_VERSION >= 4 || defined(MPI_Alltoallv_init)
         if (*pr == MPI_REQUEST_NULL && (rc = MPI_Alltoallv_init(a, sc, sd, MPI_INT, b, rc_, rd, MPI_INT, c, MPI_INFO_NULL, pr)))
             return rc;
         rc = MPI_Start(pr);
@@ -276,7 +277,7 @@ static int a2av_main(MPI_Comm c, int me, int n, char **who)
     a2av_small = M[0];
     int *a = malloc(sizeof(int) * 4 * a2av_count(64, 3, 3)), *b = malloc(sizeof(int) * 4 * a2av_count(64, 3, 3));
     for (int kind = 0; kind < 4; kind++) {
-#if MPI_VERSION < 4
+#if MPI_VERSION < 4 && !defined(MPI_Alltoallv_init)
         if (kind >= 2)
             break;
 #endif
