@@ -414,8 +414,10 @@ int caracal_coll_call_finish(caracal_task *task, MPI_Comm comm, MPI_Request *req
         int rc = caracal_request_start(task, request, NULL, NULL);
         return rc == MPI_ERR_NO_MEM ? caracal_coll_no_mem(comm) : rc;
     }
-    if (caracal_active_requests && (caracal_threaded || !replay_is(task))) /* (a kept program is only used when none is) */
-        return caracal_request_run(task, NULL, NULL); /* progresses the others meanwhile */
+    if (caracal_active_requests && (caracal_threaded || !replay_is(task))) { /* (a kept program is only used when none is) */
+        int err = caracal_request_run(task, NULL, NULL); /* progresses the others meanwhile */
+        return err ? caracal_coll_error(comm, err) : MPI_SUCCESS;
+    }
     /* nothing else in flight: run the task right here, without a request record (a small
      * blocking call is where per-call work shows) */
     unsigned spins = 0;
@@ -430,9 +432,10 @@ int caracal_coll_call_finish(caracal_task *task, MPI_Comm comm, MPI_Request *req
          * at -n 3) */
         caracal_backoff(&spins);
     }
+    int err = task->error; /* a running schedule's failure every rank agreed on (core/progress.h) */
     if (caracal_threaded || !replay_is(task)) /* a kept program stays for the next call */
         task->destroy(task);
-    return MPI_SUCCESS;
+    return err ? caracal_coll_error(comm, err) : MPI_SUCCESS;
 }
 
 int caracal_native_mode_ = -1;

@@ -139,6 +139,8 @@ caracal_coll_call_shortcut_v(caracal_coll coll, MPI_Comm comm, int scount, MPI_D
 /** An allocation failed while a call's schedule was built (core/xalloc.h): the communicator's
  *  error handler is called with MPI_ERR_NO_MEM, which is returned. */
 int caracal_coll_no_mem(MPI_Comm comm);
+/** The same for a running schedule's error every rank agreed on (core/progress.h). */
+int caracal_coll_error(MPI_Comm comm, int err);
 /** Whether Caracal runs this call, and if so its task in *task (run it with
  *  caracal_coll_call_finish; NULL: building it ran out of memory, the error handler was
  *  called and finish returns MPI_ERR_NO_MEM). Returns 0 when the caller must run the native function.
@@ -165,6 +167,10 @@ int caracal_coll_call_finish(caracal_task *task, MPI_Comm comm, MPI_Request *req
 void caracal_coll_replay_clear(void);
 /** Drop the kept programs whose communicator was freed (before a hierarchy is built). */
 void caracal_coll_replay_sweep(void);
+/** After a wait or test completed handle r: a persistent collective's error (its schedule
+ *  failed on every rank: core/progress.h), through its communicator's error handler, once;
+ *  MPI_SUCCESS for any other request. */
+int caracal_persist_result(MPI_Request r);
 /** Free the persistent collectives the application left (coll/persistent.c; before MPI_Finalize). */
 void caracal_persist_finalize(void);
 

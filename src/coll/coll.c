@@ -298,16 +298,20 @@ static int shm_now(caracal_hier *h, const caracal_choice *ch, int kind, const vo
     return caracal_shm_now(h, kind, src, dst, count, dt, op, root);
 }
 
-int caracal_coll_no_mem(MPI_Comm comm)
+int caracal_coll_no_mem(MPI_Comm comm) { return caracal_coll_error(comm, MPI_ERR_NO_MEM); }
+
+int caracal_coll_error(MPI_Comm comm, int err)
 {
-    PMPI_Comm_call_errhandler(comm, MPI_ERR_NO_MEM); /* the default handler aborts, as MPI requires */
-    return MPI_ERR_NO_MEM;
+    PMPI_Comm_call_errhandler(comm, err); /* the default handler aborts, as MPI requires */
+    return err;
 }
 
 static int run(caracal_task *t, MPI_Comm comm, MPI_Request *request)
 {
-    if (!request)
-        return caracal_request_run(t, NULL, NULL);
+    if (!request) {
+        int err = caracal_request_run(t, NULL, NULL);
+        return err ? caracal_coll_error(comm, err) : MPI_SUCCESS;
+    }
     int rc = caracal_request_start(t, request, NULL, NULL); /* MPI_ERR_NO_MEM: nothing started */
     return rc == MPI_ERR_NO_MEM ? caracal_coll_no_mem(comm) : rc;
 }

@@ -70,6 +70,8 @@ typedef struct {
     caracal_coll_call call;   /* the arguments; buffers and arrays are the user's (MPI-4: unchanged until freed) */
     caracal_coll_plan plan;   /* the selection; plan.h retained */
     caracal_task *task;       /* a steps program kept for rewinding, or NULL (built at each start) */
+    caracal_task *running;    /* the started task, until done() */
+    int error;                /* its error (0: none), until a wait or test of the handle takes it */
     int used, active, freed;
 } persist;
 
@@ -83,6 +85,20 @@ static long starts;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* pool, hash, entries' flags (threads) */
 
 long caracal_coll_persistent_starts(void) { return CARACAL_PEEK(starts); }
+
+static persist *lookup(MPI_Request r);
+int caracal_persist_result(MPI_Request r)
+{
+    if (!CARACAL_PEEK(nlive) || r == MPI_REQUEST_NULL)
+        return MPI_SUCCESS;
+    caracal_lock(&lock);
+    persist *p = lookup(r);
+    int err = p && !p->active ? p->error : 0;
+    if (err)
+        p->error = 0;
+    caracal_unlock(&lock);
+    return err ? caracal_coll_error(p->comm, err) : MPI_SUCCESS;
+}
 
 static uint64_t key_of(MPI_Request r)
 {
@@ -152,6 +168,8 @@ static void done(void *arg)
     persist *p = arg;
     MPI_Request send;
     caracal_lock(&lock);
+    p->error = p->running ? p->running->error : 0; /* (on_done runs before the task goes) */
+    p->running = NULL;
     p->active = 0;
     PMPI_Isend(NULL, 0, MPI_BYTE, 0, (int)(p - pool), self_comm, &send);
     PMPI_Request_free(&send);
@@ -283,6 +301,8 @@ static int start_one(persist *p)
         return rc;
     }
     p->active = 1;
+    p->running = t;
+    p->error = 0;
     if (caracal_request_launch(t, p->task != NULL, done, p) != MPI_SUCCESS) {
         /* no request record: nothing of the task ran; complete the handle here (its
          * zero-byte receive from self) so that it is inactive again, and say so */
@@ -530,6 +550,7 @@ int caracal_impl_MPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, 
 #else /* no persistent collectives in this MPI: MPI_Start and friends go straight to the library */
 
 long caracal_coll_persistent_starts(void) { return 0; }
+int caracal_persist_result(MPI_Request r) { (void)r; return MPI_SUCCESS; }
 int caracal_impl_MPI_Start(MPI_Request *request) { return PMPI_Start(request); }
 int caracal_impl_MPI_Startall(int count, MPI_Request array_of_requests[])
 {

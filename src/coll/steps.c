@@ -11,7 +11,7 @@
 #include "xalloc.h"
 #include "threads.h"
 
-enum { OP_SEND, OP_RECV, OP_COPY, OP_PACK, OP_UNPACK, OP_TYPECOPY, OP_REDUCE, OP_CALL };
+enum { OP_SEND, OP_RECV, OP_COPY, OP_PACK, OP_UNPACK, OP_TYPECOPY, OP_REDUCE, OP_CALL, OP_STOP };
 
 typedef struct {
     int kind;
@@ -26,6 +26,7 @@ typedef struct {
     const size_t *pbytes;
     void (*fn)(void *);         /* OP_CALL */
     void *arg;
+    const int *error;           /* OP_STOP */
 } step_op;
 
 struct caracal_steps_buf {
@@ -339,8 +340,16 @@ static int progress(caracal_task *t)
                 return CARACAL_TASK_PENDING;
             caracal_progress_tick();
         }
-        for (int i = 0; i < r->nlocal; i++)
-            run_local(&s->ops[r->first + r->nmsg + i]);
+        for (int i = 0; i < r->nlocal; i++) {
+            const step_op *o = &s->ops[r->first + r->nmsg + i];
+            if (o->kind == OP_STOP && *o->error) { /* the rest does not run (caracal_steps_stop_if) */
+                t->error = *o->error;
+                t->state = 0;
+                s->cur = s->nrounds;
+                return CARACAL_TASK_DONE;
+            }
+            run_local(o);
+        }
         t->state = 0;
         s->cur++;
     }
@@ -380,6 +389,11 @@ void caracal_steps_call(caracal_steps *s, void (*fn)(void *arg), void *arg)
     add(s, (step_op){.kind = OP_CALL, .fn = fn, .arg = arg});
 }
 
+void caracal_steps_stop_if(caracal_steps *s, const int *error)
+{
+    add(s, (step_op){.kind = OP_STOP, .error = error});
+}
+
 void caracal_steps_send_bytes_at(caracal_steps *s, MPI_Comm comm, int peer, void *const *buf, const size_t *bytes)
 {
     if (peer >= 0)
@@ -410,6 +424,19 @@ void *caracal_steps_buf_get(caracal_steps_buf *b, size_t bytes)
     return b->p;
 }
 
+void *caracal_steps_buf_try(caracal_steps_buf *b, size_t bytes)
+{
+    if (bytes > b->cap || !b->p) {
+        void *p = malloc(bytes ? bytes : 1);
+        if (!p) /* the old buffer stays: what it held room for, it still does */
+            return NULL;
+        free(b->p);
+        b->p = p;
+        b->cap = bytes;
+    }
+    return b->p;
+}
+
 void *caracal_steps_typed_scratch(caracal_steps *s, int count, MPI_Datatype dt)
 {
     MPI_Aint lb, extent, tlb, textent;
@@ -432,6 +459,7 @@ void caracal_steps_rewind(caracal_task *t)
     caracal_steps *s = (caracal_steps *)t;
     t->state = 0;
     t->done = 0;
+    t->error = 0;
     s->cur = 0;
 }
 

@@ -56,6 +56,10 @@ void caracal_steps_reduce(caracal_steps *s, const void *in, void *inout, int cou
  * messages that read their buffer and byte count when their round is posted. */
 /** A local action that runs fn(arg) in its place in the program (on every replay). */
 void caracal_steps_call(caracal_steps *s, void (*fn)(void *arg), void *arg);
+/** A local action that ends the program when *error (read when it runs) is not 0: the
+ *  rounds after it do not run and the task completes with that MPI error class
+ *  (core/progress.h). Every rank that would exchange a message after it must stop alike. */
+void caracal_steps_stop_if(caracal_steps *s, const int *error);
 /** Byte messages whose buffer and size are read from *buf and *bytes when their round is
  *  posted (set by an earlier caracal_steps_call); *bytes == 0 then sends nothing. */
 void caracal_steps_send_bytes_at(caracal_steps *s, MPI_Comm comm, int peer, void *const *buf, const size_t *bytes);
@@ -65,6 +69,10 @@ void caracal_steps_recv_bytes_at(caracal_steps *s, MPI_Comm comm, int peer, void
 typedef struct caracal_steps_buf caracal_steps_buf;
 caracal_steps_buf *caracal_steps_buf_new(caracal_steps *s);
 void *caracal_steps_buf_get(caracal_steps_buf *b, size_t bytes);
+/** The same, or NULL (the buffer as it was) if the memory cannot be had: for a schedule that
+ *  agrees on the failure with its peers before anything depends on the buffer. Never fails
+ *  for `bytes` within what an earlier get or try returned. */
+void *caracal_steps_buf_try(caracal_steps_buf *b, size_t bytes);
 /** Scratch for `count` elements of `dt` in the datatype's layout (lower-bound adjusted, as
  *  caracal_type_alloc): the temporaries of reductions. */
 void *caracal_steps_typed_scratch(caracal_steps *s, int count, MPI_Datatype dt);

@@ -20,6 +20,7 @@ typedef struct caracal_request {
     void (*on_done)(void *);
     void *arg;
     int done;
+    int error;                 /* the task's error (0: none), kept past the task for query_fn */
     int keep;                  /* the task outlives the request (persistent: rewound, started again) */
     int waited;                /* a blocking collective: the record is its waiter's (on its stack) */
     struct caracal_request *next;
@@ -38,6 +39,7 @@ void caracal_task_init(caracal_task *t, const char *name, int (*progress)(caraca
     t->name = name;
     t->state = 0;
     t->done = 0;
+    t->error = 0;
     t->npred = 0;
     t->nsucc = 0;
 }
@@ -58,10 +60,14 @@ int caracal_task_step(caracal_task *t)
         return 1;
     if (t->npred > 0)
         return 0;
-    if (t->progress(t) == CARACAL_TASK_DONE) {
+    /* a predecessor's error (set below) skips the task: it completes with that error */
+    if (t->error || t->progress(t) == CARACAL_TASK_DONE) {
         t->done = 1;
-        for (int i = 0; i < t->nsucc; i++)
+        for (int i = 0; i < t->nsucc; i++) {
             t->succ[i]->npred--;
+            if (t->error && !t->succ[i]->error)
+                t->succ[i]->error = t->error;
+        }
         return 1;
     }
     return 0;
@@ -77,16 +83,18 @@ caracal_task *caracal_task_noop(void)
     return t;
 }
 
+/* extra: the request's record (alive until free_fn); its error is what MPI_Wait/Test return */
 static int query_fn(void *extra, MPI_Status *status)
 {
-    (void)extra;
+    int error = ((caracal_request *)extra)->error;
     PMPI_Status_set_elements(status, MPI_BYTE, 0);
     PMPI_Status_set_cancelled(status, 0);
     status->MPI_SOURCE = MPI_ANY_SOURCE;
     status->MPI_TAG = MPI_ANY_TAG;
-    return MPI_SUCCESS;
+    status->MPI_ERROR = error;
+    return error;
 }
-static int free_fn(void *extra) { (void)extra; return MPI_SUCCESS; }
+static int free_fn(void *extra) { free(extra); return MPI_SUCCESS; }
 static int cancel_fn(void *extra, int complete) { (void)extra; (void)complete; return MPI_SUCCESS; }
 
 /* r (zeroed): a record of the caller's (a blocking run's lives on its stack, it waits for it)
@@ -116,14 +124,17 @@ static caracal_request *add(caracal_request *r, caracal_task *t, void (*on_done)
 
 static void finish(caracal_request *r)
 {
+    r->error = r->task->error;
+    if (r->on_done) /* before the task goes: it may read the task's error */
+        r->on_done(r->arg);
     if (!r->keep)
         r->task->destroy(r->task);
     r->task = NULL;
-    if (r->on_done)
-        r->on_done(r->arg);
     atomic_store_explicit(&caracal_active_requests, caracal_active_requests - 1, memory_order_relaxed);
-    if (r->greq != MPI_REQUEST_NULL)
+    if (r->greq != MPI_REQUEST_NULL) { /* last: r is free_fn's from here (a request freed early frees it now) */
         PMPI_Grequest_complete(r->greq);
+        return;
+    }
     /* last: a blocking collective's waiter frees r as soon as it sees this */
     __atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
 }
@@ -139,11 +150,12 @@ int caracal_progress(void)
         caracal_request *r = *pp;
         if (caracal_task_step(r->task)) {
             *pp = r->next;
-            int waited = r->waited;
+            int mine = !r->waited && r->greq == MPI_REQUEST_NULL;
             finish(r);
-            if (!waited)
+            if (mine)
                 free(r);
-            /* a blocking request is freed by its waiter, which watches r->done */
+            /* a blocking request is freed by its waiter, which watches r->done; a
+             * nonblocking one's by its generalized request's free_fn */
             completed++;
         } else {
             pp = &r->next;
@@ -163,7 +175,7 @@ int caracal_request_start(caracal_task *t, MPI_Request *request, void (*on_done)
         t->destroy(t);
         return MPI_ERR_NO_MEM;
     }
-    int rc = PMPI_Grequest_start(query_fn, free_fn, cancel_fn, NULL, request);
+    int rc = PMPI_Grequest_start(query_fn, free_fn, cancel_fn, r, request);
     if (rc != MPI_SUCCESS) {
         free(r);
         t->destroy(t);
@@ -196,7 +208,7 @@ int caracal_request_run(caracal_task *t, void (*on_done)(void *), void *arg)
         seen = caracal_progress_ticks;
         caracal_backoff(&spins);
     }
-    return MPI_SUCCESS; /* (rec is no longer on the list: finish() set done last) */
+    return rec.error; /* (rec is no longer on the list: finish() set done last) */
 }
 
 static double now_us(void)

@@ -23,6 +23,11 @@ struct caracal_task {
     const char *name;                   /* what it is, for logs */
     int state;                          /* where the state machine resumes */
     int done;
+    int error;                          /* an MPI error class the task ended with (0: none);
+                                         * set before returning DONE. A task whose
+                                         * predecessor ended in error does not run: it
+                                         * completes at once with that error, so a schedule
+                                         * and the call end with it (caracal_task_step) */
     int npred;                          /* predecessors not yet complete */
     int nsucc;
     caracal_task *succ[CARACAL_TASK_MAXSUCC];
@@ -62,7 +67,8 @@ int caracal_request_start(caracal_task *t, MPI_Request *request, void (*on_done)
  *  (nothing started, t untouched) if the record cannot be allocated. */
 int caracal_request_launch(caracal_task *t, int keep, void (*on_done)(void *), void *arg);
 /** Run `t` to completion (blocking collective), progressing every other request meanwhile
- *  (allocates nothing: its record is on the caller's stack). */
+ *  (allocates nothing: its record is on the caller's stack). Returns t's error (0: none).
+ *  A nonblocking collective's error is what its request's MPI_Wait/Test returns. */
 int caracal_request_run(caracal_task *t, void (*on_done)(void *), void *arg);
 /** Advance every active request once; returns how many completed. */
 int caracal_progress(void);

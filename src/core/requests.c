@@ -9,13 +9,21 @@
 #include "gen_funcs.h"
 #include "progress.h"
 #include "wait.h"
+#include "coll/call.h"
 #include <stdlib.h>
 #include <string.h>
 
+/* a persistent collective of Caracal's completed with an error (coll/persistent.c) */
+static int with_persist(MPI_Request r, int rc)
+{
+    return rc == MPI_SUCCESS ? caracal_persist_result(r) : rc;
+}
+
 int caracal_impl_MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
+    MPI_Request r = *request;
     if (!caracal_active_requests && !caracal_wait_native_yields())
-        return PMPI_Wait(request, status);
+        return with_persist(r, PMPI_Wait(request, status));
     unsigned spins = 0;
     unsigned long seen = caracal_progress_ticks;
     for (;;) {
@@ -25,9 +33,9 @@ int caracal_impl_MPI_Wait(MPI_Request *request, MPI_Status *status)
         seen = caracal_progress_ticks;
         rc = PMPI_Test(request, &flag, status);
         if (rc != MPI_SUCCESS || flag)
-            return rc;
+            return with_persist(r, rc);
         if (!caracal_active_requests && !caracal_wait_native_yields())
-            return PMPI_Wait(request, status);
+            return with_persist(r, PMPI_Wait(request, status));
         if (moved)
             spins = 0;
         else
@@ -37,9 +45,11 @@ int caracal_impl_MPI_Wait(MPI_Request *request, MPI_Status *status)
 
 int caracal_impl_MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
+    MPI_Request r = *request;
     if (caracal_active_requests)
         caracal_progress();
-    return PMPI_Test(request, flag, status);
+    int rc = PMPI_Test(request, flag, status);
+    return *flag ? with_persist(r, rc) : rc;
 }
 
 /* Each request is tested on its own, not with PMPI_Testall: MPICH 4.0.2's MPI_Testall
@@ -48,7 +58,24 @@ int caracal_impl_MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
  * Waitall are right), and the persistent collectives Caracal leaves to the library are
  * such requests. done[] keeps a completed request's status from being overwritten by the
  * empty status a later test of the then inactive (persistent) or null request returns. */
+static int waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses);
+
+/* A persistent collective of Caracal's among them completed with an error: MPI_ERR_IN_STATUS
+ * with each request's class, as MPI_Waitall reports one (its communicator's handler is
+ * called by caracal_persist_result). Persistent handles keep their value when they complete. */
 int caracal_impl_MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses)
+{
+    int rc = waitall(count, array_of_requests, array_of_statuses), failed = 0;
+    for (int i = 0; rc == MPI_SUCCESS && i < count; i++) {
+        int err = caracal_persist_result(array_of_requests[i]); /* (one relaxed load when no persistent collective lives) */
+        if (array_of_statuses != MPI_STATUSES_IGNORE)
+            array_of_statuses[i].MPI_ERROR = err;
+        failed |= err != MPI_SUCCESS;
+    }
+    return failed ? MPI_ERR_IN_STATUS : rc;
+}
+
+static int waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses)
 {
     if (!caracal_active_requests && !caracal_wait_native_yields())
         return PMPI_Waitall(count, array_of_requests, array_of_statuses);

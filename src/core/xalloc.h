@@ -11,15 +11,20 @@
  * leaves the communicator native), a shm segment's state is agreed with its mapping. Running
  * schedules take their buffers when built (reduce_knomial, single copy, the shm block
  * families' packing of derived datatypes: blocks.c own_mem, under the guard of the build,
- * tests/c/test_fault_nomem.c `shm`); what still allocates while running ends the job
- * through MPI's error path (the error handler of MPI_COMM_WORLD with MPI_ERR_NO_MEM, then
- * MPI_Abort) with one line saying what was asked for: a half-run schedule on one rank cannot
- * be undone while the others run theirs. That is left only for buffers sized at run time by
- * the counts a step receives (caracal_steps_buf_get: a leader of alltoallv_hier, whose
- * members send their data unasked right after their counts: returning would need a
- * go-ahead from the leader before every member's data, one more message in every call,
- * and an error outcome for running tasks, which core/progress.h does not have;
- * docs/fuzzing.md, "Allocation failures").
+ * tests/c/test_fault_nomem.c `shm`). The one schedule that must size buffers while it runs,
+ * alltoallv_hier (a leader learns its members' counts from messages), takes them with
+ * caracal_steps_buf_try and agrees on the outcome before any data it would hold moves: each
+ * leader sends the other leaders an ok/failed word with its counts and its members go or
+ * fail, members send data above a few KiB only after go (smaller data goes unasked into
+ * room the leader took at the build), a leader on a node segment drains what it has no room
+ * for; on fail every rank ends the call without touching a receive buffer and it returns
+ * MPI_ERR_NO_MEM (a task's error: core/progress.h; test_fault_nomem `a2av`). What still
+ * allocates while running ends the job through MPI's error path (the error handler of
+ * MPI_COMM_WORLD with MPI_ERR_NO_MEM, then MPI_Abort) with one line saying what was asked
+ * for: a half-run schedule on one rank cannot be undone while the others run theirs. That is
+ * left only for caracal_reduce3 with out == in and a non-commutative operator outside
+ * Caracal's loops (a temporary copy; no caller has one: the segment's reductions run
+ * commutative operators only) and for the MPI library's own allocations.
  * The check is one branch on a pointer the caller tests
  * anyway. Files also built into the fuzzers and tools (coll/select.c, rules_file.c,
  * algorithms.c, core/config.c, log.c, combine.c, the map readers) check for NULL themselves. */

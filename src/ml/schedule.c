@@ -20,6 +20,8 @@ static int progress(caracal_task *t)
                 all = 0;
         }
     } while (!all && moved);
+    for (int i = 0; all && i < s->ntasks && !t->error; i++) /* the call ends with a task's error */
+        t->error = s->tasks[i]->error;
     return all ? CARACAL_TASK_DONE : CARACAL_TASK_PENDING;
 }
 

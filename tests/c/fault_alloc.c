@@ -9,7 +9,9 @@
  *   FAULT_ALLOC_COUNT=1  at exit, print how many allocations libcaracal made on that rank
  *                        (the range a sweep over N has to cover)
  * A test program may also call fault_alloc_arm(n) (found with dlsym): fail libcaracal's nth
- * allocation from now on, in this process (0: none), to fail the same call on every rank.
+ * allocation from now on, in this process (0: none), to fail the same call on every rank;
+ * or fault_alloc_arm_size(b): fail libcaracal's next malloc of exactly b bytes (0: none), to
+ * fail one buffer a running schedule takes (its size known to the test) on chosen ranks.
  *
  * An allocation is libcaracal's when the caller's return address lies in libcaracal.so's
  * mapping (found once with dl_iterate_phdr). The names do not start with CARACAL_: libcaracal
@@ -30,6 +32,7 @@ static void *(*real_realloc)(void *, size_t);
 static uintptr_t lo, hi;        /* libcaracal's loaded range */
 static long target = -1;        /* the allocation to fail; -1: not set up, 0: none */
 static long seen;               /* libcaracal's allocations so far */
+static size_t target_size;      /* fault_alloc_arm_size: fail the next malloc of this size */
 static int counting, resolving;
 static __thread int inside;     /* no recursion through dl_iterate_phdr or dlsym */
 
@@ -67,7 +70,9 @@ static void setup(void)
 }
 
 /* 1: this allocation (from return address ra) is libcaracal's and is the one to fail */
-static int fail_here(void *ra)
+static int fail_here_sized(void *ra, size_t bytes);
+static int fail_here(void *ra) { return fail_here_sized(ra, 0); }
+static int fail_here_sized(void *ra, size_t bytes)
 {
     if (inside || resolving)
         return 0;
@@ -80,6 +85,13 @@ static int fail_here(void *ra)
     if (!hi || a < lo || a >= hi)
         return 0;
     long k = __atomic_add_fetch(&seen, 1, __ATOMIC_RELAXED);
+    if (bytes && bytes == target_size) {
+        target_size = 0;
+        char msg[96];
+        int len = snprintf(msg, sizeof msg, "fault_alloc: failing libcaracal's malloc of %zu bytes\n", bytes);
+        if (write(2, msg, (size_t)len) < 0) {}
+        return 1;
+    }
     if (k != target)
         return 0;
     char msg[96];
@@ -113,9 +125,17 @@ void fault_alloc_arm(long n)
     target = n > 0 ? __atomic_load_n(&seen, __ATOMIC_RELAXED) + n : 0;
 }
 
+void fault_alloc_arm_size(size_t bytes);
+void fault_alloc_arm_size(size_t bytes)
+{
+    setup();
+    fault_alloc_seen(); /* (finds libcaracal's range now) */
+    target_size = bytes;
+}
+
 void *malloc(size_t n)
 {
-    if (fail_here(__builtin_return_address(0)))
+    if (fail_here_sized(__builtin_return_address(0), n))
         return NULL;
     if (!real_malloc)
         setup();

@@ -78,6 +78,18 @@ if(NOT CARACAL_SANITIZE)
                      ENV CARACAL_COLL=force CARACAL_NODE_SIZE=1 CARACAL_ALLREDUCE=recdbl CARACAL_BCAST=knomial CARACAL_REDUCE=knomial
                          "LD_PRELOAD=$<TARGET_FILE:caracal_fault_alloc>:$<TARGET_FILE:caracal>")
   endforeach()
+  # Alltoallv "hier": a leader's buffer taken while the call runs (sized by its member's
+  # counts) fails on one leader, the other, and both; blocking, nonblocking and persistent:
+  # every rank returns MPI_ERR_NO_MEM, the next call is exact (`a2av`). With the node phases
+  # on the segment (default) and point-to-point (CARACAL_SHM=0).
+  foreach(_shm seg p2p)
+    set(_a2av_env CARACAL_COLL=force CARACAL_NODE_SIZE=2 CARACAL_ALLTOALLV=hier)
+    if(_shm STREQUAL "p2p")
+      list(APPEND _a2av_env CARACAL_SHM=0)
+    endif()
+    caracal_mpi_test(NAME fault_nomem_a2av_${_shm}_np4 NP 4 COMMAND $<TARGET_FILE:test_fault_nomem> a2av 0 1 2 3
+                     ENV ${_a2av_env} "LD_PRELOAD=$<TARGET_FILE:caracal_fault_alloc>:$<TARGET_FILE:caracal>")
+  endforeach()
   # The shm block families (one node, forced onto the segment) with a derived datatype, whose
   # packing takes private memory: every allocation of a call failing in turn on every rank
   # returns MPI_ERR_NO_MEM, then the next call is exact (`shm`).

@@ -20,13 +20,24 @@
  * shm block families with a derived datatype (every block a vector of ints at stride 2, so
  * that blocks.c packs and unpacks in private memory). For each family, every allocation of a
  * call in turn (the k-th, k = 1 .. what the call allocates, on every rank) must make it
- * return MPI_ERR_NO_MEM, and the next call must give the exact result. Prints "nomem shm: ok". */
+ * return MPI_ERR_NO_MEM, and the next call must give the exact result. Prints "nomem shm: ok".
+ *
+ * `test_fault_nomem a2av L0 M0 L1 M1` (4 ranks as 2 nodes, alltoallv forced to `hier`; node
+ * k's leader Lk and member Mk): a leader learns its member's byte counts only while the call
+ * runs and takes the buffer for its data then. That malloc (its size, the member's packed
+ * bytes, is unique to the call: fault_alloc_arm_size) fails on leader L0, on L1, and on both,
+ * for a blocking, a nonblocking (MPI_Wait) and a persistent (MPI_Start, then MPI_Wait or
+ * MPI_Waitall) alltoallv:
+ * every rank must get MPI_ERR_NO_MEM (before: the failing leader ended the job), and the
+ * next call of the same kind on the communicator must be exact. Each case takes counts
+ * larger than any before, so that the leaders' kept buffers must grow. Prints "nomem a2av: ok". */
 #define _GNU_SOURCE /* RTLD_DEFAULT */
 #include <dlfcn.h>
 #include <mpi.h>
 #if defined(OPEN_MPI) && OMPI_MAJOR_VERSION < 5
 #include <mpi-ext.h> /* Open MPI 4.1: MPIX_Allreduce_init */
 #define MPI_Allreduce_init MPIX_Allreduce_init
+#define MPI_Alltoallv_init MPIX_Alltoallv_init
 #endif
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,6 +208,129 @@ static int shm_main(MPI_Comm c, int me, int n, void (*arm)(long))
     return anybad;
 }
 
+/* ---- alltoallv hier: a leader's run-time buffer ---- */
+/* ints from r to d: member M0 sends little (its leader holds room for up to EAGER bytes
+ * from the build, coll/alltoallv/alltoallv_hier.c: that data goes unasked and its buffer
+ * cannot fail, so the leader's failing buffer is M0's result), the others much */
+enum { EAGER = 4096 };
+static int a2av_small = -1;
+static int a2av_count(int f, int r, int d) { return f * (r == a2av_small ? 5 + d : 200 + 10 * r + d); }
+
+static int a2av_call(int kind, MPI_Comm c, int f, int me, int n, int *a, int *b, MPI_Request *pr)
+{
+    int sc[4], sd[4], rc_[4], rd[4], ss = 0, rs = 0;
+    for (int d = 0; d < n; d++) {
+        sc[d] = a2av_count(f, me, d), sd[d] = ss, ss += sc[d];
+        rc_[d] = a2av_count(f, d, me), rd[d] = rs, rs += rc_[d];
+    }
+    for (int i = 0; i < ss; i++)
+        a[i] = me * 1000000 + i;
+    for (int i = 0; i < rs; i++)
+        b[i] = -1;
+    MPI_Request r;
+    int rc;
+    switch (kind) {
+    case 0: return MPI_Alltoallv(a, sc, sd, MPI_INT, b, rc_, rd, MPI_INT, c);
+    case 1:
+        rc = MPI_Ialltoallv(a, sc, sd, MPI_INT, b, rc_, rd, MPI_INT, c, &r);
+        return rc != MPI_SUCCESS ? rc : MPI_Wait(&r, MPI_STATUS_IGNORE);
+    default:
+#if MPI_VERSION >= 4 || defined(MPI_Alltoallv_init)
+        if (*pr == MPI_REQUEST_NULL && (rc = MPI_Alltoallv_init(a, sc, sd, MPI_INT, b, rc_, rd, MPI_INT, c, MPI_INFO_NULL, pr)))
+            return rc;
+        rc = MPI_Start(pr);
+        if (rc != MPI_SUCCESS || kind == 2)
+            return rc != MPI_SUCCESS ? rc : MPI_Wait(pr, MPI_STATUS_IGNORE);
+        MPI_Status st; /* MPI_Waitall: its error is in the status */
+        rc = MPI_Waitall(1, pr, &st);
+        return rc == MPI_ERR_IN_STATUS ? st.MPI_ERROR : rc;
+#else
+        (void)pr;
+        return MPI_ERR_OTHER;
+#endif
+    }
+}
+
+static int a2av_right(int f, int me, int n, const int *b)
+{
+    int at = 0;
+    for (int src = 0; src < n; src++) {
+        int off = 0; /* where src's block for me starts in its send buffer */
+        for (int d = 0; d < me; d++)
+            off += a2av_count(f, src, d);
+        for (int i = 0; i < a2av_count(f, src, me); i++)
+            if (b[at++] != src * 1000000 + off + i)
+                return 0;
+    }
+    return 1;
+}
+
+static int a2av_main(MPI_Comm c, int me, int n, char **who)
+{
+    static const char *kinds[] = {"blocking", "nonblocking", "persistent", "persistent, MPI_Waitall"}, *cases[] = {"leader L0", "leader L1", "both leaders"};
+    void (*arm_size)(size_t) = (void (*)(size_t))dlsym(RTLD_DEFAULT, "fault_alloc_arm_size");
+    if (!arm_size || n != 4) {
+        fprintf(stderr, "test_fault_nomem a2av: fault_alloc_arm_size missing, or not 4 ranks\n");
+        return 1;
+    }
+    int L[2] = {atoi(who[0]), atoi(who[2])}, M[2] = {atoi(who[1]), atoi(who[3])}, bad = 0, f = 1, tried = 0;
+    a2av_small = M[0];
+    int *a = malloc(sizeof(int) * 4 * a2av_count(64, 3, 3)), *b = malloc(sizeof(int) * 4 * a2av_count(64, 3, 3));
+    for (int kind = 0; kind < 4; kind++) {
+#if MPI_VERSION < 4 && !defined(MPI_Alltoallv_init)
+        if (kind >= 2)
+            break;
+#endif
+        for (int cs = 0; cs < 3; cs++, f++) {
+            MPI_Request p = MPI_REQUEST_NULL;
+            int rc = a2av_call(kind, c, f, me, n, a, b, &p); /* the communicator's programs and hierarchy in place */
+            if (rc != MPI_SUCCESS || !a2av_right(f, me, n, b)) {
+                fprintf(stderr, "rank %d: alltoallv (%s) before the fault: rc %d or a wrong result\n", me, kinds[kind], rc);
+                bad = 1;
+            }
+            f++; /* larger counts: the leaders' buffers must grow */
+            if (kind >= 2) { /* a new persistent call of those counts */
+                MPI_Request_free(&p);
+                p = MPI_REQUEST_NULL;
+            }
+            MPI_Barrier(MPI_COMM_WORLD);
+            for (int k = 0; k < 2; k++)
+                if (me == L[k] && cs != 1 - k) {
+                    size_t bytes = 0, got = 0; /* the member's packed blocks, or (unasked) its result */
+                    for (int d = 0; d < n; d++)
+                        bytes += sizeof(int) * (size_t)a2av_count(f, M[k], d), got += sizeof(int) * (size_t)a2av_count(f, d, M[k]);
+                    arm_size(bytes > EAGER ? bytes : got + sizeof(long long)); /* (a result buffer holds the go word behind) */
+                }
+            rc = a2av_call(kind, c, f, me, n, a, b, &p);
+            arm_size(0);
+            int cls = -1;
+            if (rc != MPI_SUCCESS)
+                MPI_Error_class(rc, &cls);
+            if (cls != MPI_ERR_NO_MEM) {
+                fprintf(stderr, "rank %d: alltoallv hier (%s) with the buffer of %s failing returned %d (class %d), not MPI_ERR_NO_MEM\n",
+                        me, kinds[kind], cases[cs], rc, cls);
+                bad = 1;
+            }
+            MPI_Barrier(MPI_COMM_WORLD);
+            rc = a2av_call(kind, c, f, me, n, a, b, &p);
+            if (rc != MPI_SUCCESS || !a2av_right(f, me, n, b)) {
+                fprintf(stderr, "rank %d: alltoallv hier (%s) after %s failed: rc %d or a wrong result\n", me, kinds[kind], cases[cs], rc);
+                bad = 1;
+            }
+            if (p != MPI_REQUEST_NULL)
+                MPI_Request_free(&p);
+            tried++;
+        }
+    }
+    int anybad = 0;
+    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (me == 0)
+        printf(anybad ? "nomem a2av: FAILED\n" : "nomem a2av: ok (%d failing leader buffers, each MPI_ERR_NO_MEM on every rank, then exact)\n", tried);
+    free(a);
+    free(b);
+    return anybad;
+}
+
 int main(int argc, char **argv)
 {
     static const char *names[] = {"allreduce", "bcast", "reduce", "allgather", "alltoall", "iallreduce"};
@@ -211,6 +345,14 @@ int main(int argc, char **argv)
     if (!arm) {
         fprintf(stderr, "test_fault_nomem: fault_alloc_arm not found (preload tests/c/fault_alloc.c)\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    if (argc > 5 && !strcmp(argv[1], "a2av")) {
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN); /* (a generalized request's error: the library raises it there) */
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+        int rc = a2av_main(c, me, n, argv + 2);
+        MPI_Comm_free(&c);
+        MPI_Finalize();
+        return rc;
     }
     if (argc > 1 && !strcmp(argv[1], "shm")) {
         MPI_Barrier(c); /* builds the hierarchy and its segment */

@@ -268,8 +268,10 @@ static int write_phase(blk_task *t, uint64_t step, uint64_t c)
             return 0;
         for (int r = 0; r < t->n; r++) {
             size_t len = r != t->me ? piece_len(t, t->B[r], c) : 0;
-            if (len)
+            if (len && t->src[r])
                 memcpy(foreign_data(s, r, step, len), t->src[r] + (size_t)c * piece_size(t, t->B[r]), len);
+            else if (len) /* NULL: a root without the block (alltoallv_hier's failed leader): zeros */
+                memset(foreign_data(s, r, step, len), 0, len);
         }
         caracal_shm_post(s, step);
         return 1;
@@ -305,7 +307,7 @@ static int read_phase(blk_task *t, uint64_t step, uint64_t c)
                 return 0;
         for (int r = 0; r < t->n; r++) {
             size_t len = r != t->me ? piece_len(t, t->B[r], c) : 0;
-            if (len)
+            if (len && t->dst[r]) /* (NULL: taken and dropped, alltoallv_hier's failed leader) */
                 memcpy(t->dst[r] + (size_t)c * piece_size(t, t->B[r]), caracal_shm_data(s, r, step, len), len);
         }
         return 1;
