@@ -163,14 +163,7 @@ void caracal_reduce3(const void *in, const void *b, void *out, int n, MPI_Dataty
     PMPI_Type_size(dt, &size);
     size_t bytes = (size_t)n * (size_t)size;
     void *copy = NULL;
-    int commute = 1;
-    if (out == in && (PMPI_Op_commutative(op, &commute), commute)) {
-        /* in op b = b op in: combined where it lies, nothing taken while a schedule runs (every
-         * caller today: the segment's reductions run commutative operators only, coll/coll.c) */
-        PMPI_Reduce_local(b, out, n, dt, op);
-        return;
-    }
-    if (out == in) { /* non-commutative: b goes to out first, so keep in elsewhere */
+    if (out == in) { /* b goes to out first: keep in elsewhere */
         copy = malloc(bytes);
         if (!copy) { /* libcaracal ends the job through MPI (core/xalloc.c); bench/ceiling links this file alone */
             if (caracal_out_of_memory)

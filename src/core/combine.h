@@ -16,11 +16,8 @@
 int caracal_combine_own(const void *in, const void *b, void *out, int n, MPI_Datatype dt, MPI_Op op);
 /** inout = in op inout: Caracal's loops when they cover (dt, op), else PMPI_Reduce_local. */
 void caracal_reduce_local(const void *in, void *inout, int n, MPI_Datatype dt, MPI_Op op);
-/** out = in op b for contiguous data; out must not overlap `in` or `b` unless it is one of
- *  them exactly. Where Caracal's loops do not cover (dt, op): b is copied to out first, then
- *  PMPI_Reduce_local; out == in takes b op in in place for a commutative op, and only for a
- *  non-commutative one (no caller today) a temporary copy of in (allocated: ends the job if
- *  it cannot be had). */
+/** out = in op b for contiguous data; out must not overlap `in` unless it is `in` exactly and
+ *  Caracal's loops cover (dt, op) (else b is copied to out first, then PMPI_Reduce_local). */
 void caracal_reduce3(const void *in, const void *b, void *out, int n, MPI_Datatype dt, MPI_Op op);
 
 #endif
