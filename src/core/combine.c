@@ -163,7 +163,25 @@ void caracal_reduce3(const void *in, const void *b, void *out, int n, MPI_Dataty
     PMPI_Type_size(dt, &size);
     size_t bytes = (size_t)n * (size_t)size;
     void *copy = NULL;
-    if (out == in) { /* b goes to out first: keep in elsewhere */
+    if (out == in && (size_t)size <= sizeof(double[512])) {
+        /* b goes to out first, so in is kept elsewhere: 4 KiB at a time on the stack, nothing
+         * allocated while a schedule runs (core/xalloc.h), and every element still in op b,
+         * the library's order (its op may depend on it: Open MPI 4.1's float MAX with NaN) */
+        double keep[512];
+        size_t per = sizeof keep / (size_t)size;
+        for (size_t done = 0; done < (size_t)n;) {
+            size_t k = (size_t)n - done < per ? (size_t)n - done : per;
+            char *o = (char *)out + done * (size_t)size;
+            const char *bb = (const char *)b + done * (size_t)size;
+            memcpy(keep, o, k * (size_t)size);
+            if (o != bb)
+                memcpy(o, bb, k * (size_t)size);
+            PMPI_Reduce_local(keep, o, (int)k, dt, op);
+            done += k;
+        }
+        return;
+    }
+    if (out == in) { /* an element larger than 4 KiB: keep in elsewhere, whole */
         copy = malloc(bytes);
         if (!copy) { /* libcaracal ends the job through MPI (core/xalloc.c); bench/ceiling links this file alone */
             if (caracal_out_of_memory)

@@ -22,10 +22,9 @@
  * allocates while running ends the job through MPI's error path (the error handler of
  * MPI_COMM_WORLD with MPI_ERR_NO_MEM, then MPI_Abort) with one line saying what was asked
  * for: a half-run schedule on one rank cannot be undone while the others run theirs. That is
- * left only for caracal_reduce3 with out == in outside Caracal's loops (a temporary copy of
- * in, so the library gets in op b in that order: combining b op in in place gave other
- * results where the library's own op depends on the order, Open MPI 4.1's float MAX/MIN with
- * NaN or -0.0, test_combine) and for the MPI library's own allocations.
+ * left only for caracal_reduce3 with out == in outside Caracal's loops on a datatype whose
+ * element exceeds 4 KiB (smaller ones keep in on the stack, 4 KiB at a time) and for the MPI
+ * library's own allocations.
  * The check is one branch on a pointer the caller tests
  * anyway. Files also built into the fuzzers and tools (coll/select.c, rules_file.c,
  * algorithms.c, core/config.c, log.c, combine.c, the map readers) check for NULL themselves. */
