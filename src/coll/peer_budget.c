@@ -69,19 +69,8 @@ int caracal_recdbl_peers(int n)
 
 int caracal_ring_peers(int n) { return n <= 1 ? 0 : n == 2 ? 1 : 2; }
 
-int caracal_dissemination_peers(int n)
-{
-    int peer[64], k = 0; /* rank 0 sends to d and receives from n-d, d = 1, 2, 4, ... < n */
-    for (long d = 1; d < n; d *= 2)
-        for (int side = 0; side < 2; side++) {
-            int p = (int)(side ? n - d : d), dup = 0;
-            for (int q = 0; q < k; q++)
-                dup |= peer[q] == p;
-            if (!dup)
-                peer[k++] = p;
-        }
-    return k;
-}
+/* rank 0 sends to d and receives from n-d, d = 1, 2, 4, ...: the hops of radix 2 */
+int caracal_dissemination_peers(int n) { return caracal_hop_exchange_peers(2, n); }
 
 int caracal_hop_exchange_peers(int radix, int n)
 {

@@ -19,10 +19,4 @@ void caracal_a2a_leader_exchange(caracal_steps *s, MPI_Comm comm, const caracal_
  *  radix of the hops (the smallest whose peers are within the budget). */
 int caracal_a2a_leader_radix(int leaders);
 
-/** The hops (radix from caracal_a2a_leader_radix) with sizes known only at run time
- *  (alltoallv): out[k] and out_bytes[k] are read when the program runs, and in[k] and
- *  in_bytes[k] set to group k's message to my node (memory owned by s). */
-void caracal_a2a_leader_exchange_at(caracal_steps *s, MPI_Comm comm, const caracal_nodes *g, int me, int radix,
-                                    void **out, size_t *out_bytes, void **in, size_t *in_bytes);
-
 #endif
