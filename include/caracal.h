@@ -17,6 +17,15 @@ const char *caracal_version(void);
 /** Print the table of CARACAL_* settings as JSON (schema caracal.settings/1) to stdout. */
 void caracal_print_settings(void);
 
+/** Judge every CARACAL_* setting of this process's environment and every selection rule (the
+ *  CARACAL_<FAMILY> settings and the rules file) as a job would, and try the files a job
+ *  would open late (CARACAL_TOPOLOGY, CARACAL_HWLOC_XML, the directory of CARACAL_PROFILE).
+ *  Prints one warning line per problem to stderr, naming the setting, the value and what a
+ *  job would use instead. Needs no MPI: call it once, before MPI_Init or in a program that
+ *  does not use MPI (`caracal info --check` does). Returns the number of problems (0: all
+ *  valid). */
+int caracal_check_settings(void);
+
 /** Print every collective family, its selection rules (the user's CARACAL_<COLL> and the
  *  built-in defaults) and its algorithms with one-line descriptions, as JSON (schema
  *  caracal.algorithms/1) to stdout. */

@@ -181,6 +181,20 @@ long long caracal_setting_int(int id)
     return out;
 }
 
+int caracal_setting_switch(int id)
+{
+    static unsigned char warned[CARACAL_SET_COUNT];
+    const char *v = caracal_setting_str(id);
+    if (!*v || !strcasecmp(v, "auto"))
+        return -1;
+    long long b;
+    if (!parse_bool(v, &b))
+        return (int)b;
+    if (!warned[id]++)
+        caracal_warn_job("CARACAL_%s=%s is not auto, 1 or 0; using auto", caracal_settings[id].name, v);
+    return -1;
+}
+
 static void json_string(FILE *f, const char *s)
 {
     fputc('"', f);

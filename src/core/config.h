@@ -30,6 +30,9 @@ void caracal_config_load(void);
 const char *caracal_setting_str(int id);
 /** Integer value (INT, BOOL and SIZE settings); a malformed value warns and gives the default. */
 long long caracal_setting_int(int id);
+/** A STRING setting of auto, 1 or 0 (also yes/no/on/off): -1 for auto (or unset), else 0 or
+ *  1; anything else warns once per job and gives auto. */
+int caracal_setting_switch(int id);
 /** Whether the user set this variable explicitly. */
 int caracal_setting_is_set(int id);
 

@@ -20,4 +20,7 @@ void caracal_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  *  job, by world rank 0 (or by whoever calls before MPI_Init has given ranks). */
 void caracal_warn_job(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/** How many warning lines this process has printed (caracal_settings_check counts with it). */
+unsigned caracal_warning_count(void);
+
 #endif

@@ -22,7 +22,7 @@ int caracal_reorder_last(long long *identity_cost, long long *chosen_cost)
     return last_identity >= 0;
 }
 
-static double time_budget(void)
+double caracal_reorder_time_budget(void)
 {
     const char *s = caracal_setting_str(CARACAL_SET_REORDER_TIME);
     char *end;
@@ -30,7 +30,7 @@ static double time_budget(void)
     if (end == s || *end || !isfinite(t) || t <= 0) {
         static int warned;
         if (!warned++)
-            caracal_warn("CARACAL_REORDER_TIME='%s' is not a positive number of seconds; using 0.05", s);
+            caracal_warn_job("CARACAL_REORDER_TIME='%s' is not a positive number of seconds; using 0.05", s);
         t = 0.05;
     }
     return t;
@@ -72,7 +72,7 @@ static void solve(int n, const int64_t *flow, const int64_t *dist, int *perm, in
     caracal_qap_options_init(&o);
     o.method = CARACAL_QAP_TABU;
     o.seed = 1;
-    o.time_limit = time_budget();
+    o.time_limit = caracal_reorder_time_budget();
     o.max_iterations = 200LL * n; /* small and fixed: the same answer on any machine unless the clock stops it */
     int *best = malloc(sizeof(int) * (size_t)n);
     caracal_qap_result res = {0};

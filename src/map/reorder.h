@@ -17,6 +17,10 @@
 /** Largest communicator we reorder: the dense n x n matrices stay below 64 MiB. */
 #define CARACAL_REORDER_MAX_N 2048
 
+/** CARACAL_REORDER_TIME in seconds (a value that is not a positive number warns once per
+ *  job and gives 0.05). */
+double caracal_reorder_time_budget(void);
+
 /** Step 1, collective over comm. Whether to reorder: every rank gets the same answer
  *  (the inputs are combined with one allreduce). local_ok is this rank's view of its
  *  own arguments (0: let the library see them unchanged). On 1, *priv is a private

@@ -27,6 +27,13 @@ families always go to the native library and why:
   caracal info --algorithms
   CARACAL_BCAST=knomial:4 caracal info --algorithms     # see your rule take effect
 
+--check judges every CARACAL_* setting in your environment (and those of a settings
+file) and every selection rule as a job would, without launching anything: one line per
+problem, exit status 2 if there is any, 0 if all are valid:
+
+  CARACAL_BCAST=knomial:4 CARACAL_SHM_CAP=16m caracal info --check
+  caracal info --check --settings tuned/settings.env      # what `caracal tune-app` kept
+
 --hierarchy launches N ranks and prints the levels and groups Caracal builds for
 them (node groups, leaders, whether shared memory was granted):
 
@@ -45,6 +52,10 @@ def add_arguments(p):
     p.add_argument("--json", action="store_true", help="print as JSON (the settings, algorithms or hierarchy document)")
     p.add_argument("--algorithms", action="store_true",
                    help="every collective algorithm with its description and the rule that selects it now")
+    p.add_argument("--check", action="store_true",
+                   help="judge the CARACAL_* settings and selection rules without running anything (exit 2 on a problem)")
+    p.add_argument("--settings", metavar="FILE",
+                   help="for --check: also the settings of this file (KEY=VALUE lines, as `caracal run --settings` takes)")
     p.add_argument("--hierarchy", action="store_true",
                    help="launch -n ranks and print the levels and groups Caracal builds for them")
     p.add_argument("-n", type=int, default=4, metavar="N", help="ranks for --hierarchy (default 4)")
@@ -134,6 +145,21 @@ def hierarchy(nranks, node_size=None, topology=None, mpi=None, timeout=120, test
     return doc
 
 
+def check(mpi=None, settings_path=None):
+    """(problem lines, summary): caracal-info --check under this environment plus a settings
+    file's values, as a job would see them."""
+    _, exe = _first_built(mpi)
+    env = dict(os.environ)
+    if settings_path:
+        from .. import settings_file
+        env.update(settings_file.read(settings_path))
+    proc = subprocess.run([str(exe), "--check"], capture_output=True, text=True, env=env)
+    if proc.returncode not in (0, 2):
+        raise UsageError(f"caracal-info --check failed: {(proc.stderr.strip().splitlines() or [proc.returncode])[-1]}")
+    problems = [l.split("warning: ", 1)[1] for l in proc.stderr.splitlines() if "warning: " in l]
+    return problems, proc.stdout.strip().replace("caracal-info: ", "")
+
+
 def print_algorithms(doc):
     for fam in doc["families"]:
         parts = [(fam["user_rules"], fam["setting"]),
@@ -215,8 +241,16 @@ def run(args):
             raise UsageError("--compiler needs --mpi NAME")
         print_compiler(args.mpi)
         return 0
-    if args.algorithms and args.hierarchy:
-        raise UsageError("choose one of --algorithms and --hierarchy")
+    if sum(map(bool, (args.algorithms, args.hierarchy, args.check))) > 1:
+        raise UsageError("choose one of --algorithms, --check and --hierarchy")
+    if args.settings and not args.check:
+        raise UsageError("--settings belongs to --check")
+    if args.check:
+        problems, summary = check(args.mpi, args.settings)
+        for line in problems:
+            print(f"caracal: {line}", file=sys.stderr)
+        print(summary)
+        return 2 if problems else 0
     if (args.testbed or args.ppn is not None) and not args.hierarchy:
         raise UsageError("--testbed and --ppn belong to --hierarchy")
     if args.hierarchy:

@@ -36,10 +36,8 @@ static int cma_read_ok(const caracal_shm_seg *s, int r)
  * allreduce for allreduce; bench/results/coll-assessment.md). */
 static int per_coll(int setting, int n)
 {
-    const char *v = caracal_setting_str(setting);
-    if (!strcmp(v, "auto") || !*v)
-        return n > 2;
-    return !(!strcmp(v, "0") || !strcmp(v, "off") || !strcmp(v, "no"));
+    int v = caracal_setting_switch(setting);
+    return v < 0 ? n > 2 : v;
 }
 
 /* Single copy needs the kernel's permission to read a peer's memory (Yama ptrace_scope,
@@ -47,8 +45,8 @@ static int per_coll(int setting, int n)
  * doing it, and agree: a step must take the same protocol on every member. */
 static void cma_setup(caracal_shm_seg *s, MPI_Comm comm)
 {
-    const char *mode = caracal_setting_str(CARACAL_SET_SHM_CMA);
-    int want = strcmp(mode, "0") && strcmp(mode, "off") && strcmp(mode, "no");
+    int mode = caracal_setting_switch(CARACAL_SET_SHM_CMA); /* -1 auto: use if the kernel allows, silently */
+    int want = mode != 0;
     s->cma_min = (size_t)caracal_setting_int(CARACAL_SET_SHM_CMA_MIN);
     s->cma_reduce = (int)caracal_setting_int(CARACAL_SET_SHM_CMA_REDUCE);
     s->cma_bcast = per_coll(CARACAL_SET_SHM_CMA_BCAST, s->n);
@@ -65,7 +63,7 @@ static void cma_setup(caracal_shm_seg *s, MPI_Comm comm)
             ok = cma_read_ok(s, r);
     PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
     s->cma = ok;
-    if (want && !ok && s->me == 0 && strcmp(mode, "auto"))
+    if (mode == 1 && !ok && s->me == 0)
         caracal_warn("shared memory: process_vm_readv is not permitted here; large messages use copy-in/copy-out");
     caracal_log("init", "node segment: single copy %s", ok ? "on" : "off");
 }
