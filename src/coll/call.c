@@ -411,7 +411,7 @@ int caracal_coll_call_finish(caracal_task *task, MPI_Comm comm, MPI_Request *req
     if (!task) /* its building ran out of memory (caracal_coll_call_start) */
         return MPI_ERR_NO_MEM;
     if (request) {
-        int rc = caracal_request_start(task, request, NULL, NULL);
+        int rc = caracal_request_start(task, comm, request, NULL, NULL);
         return rc == MPI_ERR_NO_MEM ? caracal_coll_no_mem(comm) : rc;
     }
     if (caracal_active_requests && (caracal_threaded || !replay_is(task))) { /* (a kept program is only used when none is) */

@@ -312,7 +312,7 @@ static int run(caracal_task *t, MPI_Comm comm, MPI_Request *request)
         int err = caracal_request_run(t, NULL, NULL);
         return err ? caracal_coll_error(comm, err) : MPI_SUCCESS;
     }
-    int rc = caracal_request_start(t, request, NULL, NULL); /* MPI_ERR_NO_MEM: nothing started */
+    int rc = caracal_request_start(t, comm, request, NULL, NULL); /* MPI_ERR_NO_MEM: nothing started */
     return rc == MPI_ERR_NO_MEM ? caracal_coll_no_mem(comm) : rc;
 }
 

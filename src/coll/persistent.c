@@ -53,6 +53,7 @@
 #include "config.h"
 #include "log.h"
 #include "progress.h"
+#include "req_failures.h"
 #include "threads.h"
 #include "xalloc.h"
 #include <stdint.h>
@@ -87,15 +88,23 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* pool, hash, entries'
 long caracal_coll_persistent_starts(void) { return CARACAL_PEEK(starts); }
 
 static persist *lookup(MPI_Request r);
+/* p->error changes only here: caracal_unreported_failures counts the entries with one */
+static void set_error(persist *p, int err)
+{
+    if (!p->error != !err)
+        caracal_unreported_add(err ? 1 : -1);
+    p->error = err;
+}
+
 int caracal_persist_result(MPI_Request r)
 {
-    if (!CARACAL_PEEK(nlive) || r == MPI_REQUEST_NULL)
+    if (!CARACAL_PEEK(caracal_unreported_failures) || !CARACAL_PEEK(nlive) || r == MPI_REQUEST_NULL)
         return MPI_SUCCESS;
     caracal_lock(&lock);
     persist *p = lookup(r);
     int err = p && !p->active ? p->error : 0;
     if (err)
-        p->error = 0;
+        set_error(p, 0);
     caracal_unlock(&lock);
     return err ? caracal_coll_error(p->comm, err) : MPI_SUCCESS;
 }
@@ -153,6 +162,7 @@ static void release(persist *p)
 {
     if (p->task)
         p->task->destroy(p->task);
+    set_error(p, 0); /* (freed before a wait took it) */
     caracal_hier_release(p->plan.h);
     memset(p, 0, sizeof *p);
     nused--;
@@ -168,7 +178,7 @@ static void done(void *arg)
     persist *p = arg;
     MPI_Request send;
     caracal_lock(&lock);
-    p->error = p->running ? p->running->error : 0; /* (on_done runs before the task goes) */
+    set_error(p, p->running ? p->running->error : 0); /* (on_done runs before the task goes) */
     p->running = NULL;
     p->active = 0;
     PMPI_Isend(NULL, 0, MPI_BYTE, 0, (int)(p - pool), self_comm, &send);
@@ -302,7 +312,7 @@ static int start_one(persist *p)
     }
     p->active = 1;
     p->running = t;
-    p->error = 0;
+    set_error(p, 0);
     if (caracal_request_launch(t, p->task != NULL, done, p) != MPI_SUCCESS) {
         /* no request record: nothing of the task ran; complete the handle here (its
          * zero-byte receive from self) so that it is inactive again, and say so */
@@ -348,12 +358,12 @@ int caracal_impl_MPI_Startall(int count, MPI_Request array_of_requests[])
 int caracal_impl_MPI_Request_free(MPI_Request *request)
 {
     if (!CARACAL_PEEK(nlive))
-        return PMPI_Request_free(request);
+        return caracal_req_free(request);
     caracal_lock(&lock);
     persist *p = lookup(*request);
     if (!p) {
         caracal_unlock(&lock);
-        return PMPI_Request_free(request);
+        return caracal_req_free(request);
     }
     /* the handle leaves the table now (the user's copy becomes MPI_REQUEST_NULL) */
     hash_erase(p);
@@ -556,7 +566,7 @@ int caracal_impl_MPI_Startall(int count, MPI_Request array_of_requests[])
 {
     return PMPI_Startall(count, array_of_requests);
 }
-int caracal_impl_MPI_Request_free(MPI_Request *request) { return PMPI_Request_free(request); }
+int caracal_impl_MPI_Request_free(MPI_Request *request) { return caracal_req_free(request); }
 void caracal_persist_finalize(void) {}
 
 #endif

@@ -9,6 +9,7 @@
 #include <time.h>
 #include "xalloc.h"
 #include "threads.h"
+#include "req_failures.h"
 
 _Atomic int caracal_active_requests;
 _Atomic unsigned long caracal_progress_ticks;
@@ -20,7 +21,10 @@ typedef struct caracal_request {
     void (*on_done)(void *);
     void *arg;
     int done;
-    int error;                 /* the task's error (0: none), kept past the task for query_fn */
+    MPI_Comm comm;             /* a nonblocking collective's communicator (its failure's handler) */
+    int error;                 /* what query_fn returns: the task's error, unless noted (fail) */
+    caracal_req_fail_link fail; /* its failure noted for the completion call (core/req_failures.h) */
+    int refs;                  /* a nonblocking one's: the engine's and the library's (free_fn) */
     int keep;                  /* the task outlives the request (persistent: rewound, started again) */
     int waited;                /* a blocking collective: the record is its waiter's (on its stack) */
     struct caracal_request *next;
@@ -83,7 +87,9 @@ caracal_task *caracal_task_noop(void)
     return t;
 }
 
-/* extra: the request's record (alive until free_fn); its error is what MPI_Wait/Test return */
+/* extra: the request's record (alive until free_fn). A failure noted in core/req_failures.h
+ * reads as success here, so that the library raises nothing on its own handler: the
+ * interposed completion call reports it on the collective's communicator. */
 static int query_fn(void *extra, MPI_Status *status)
 {
     int error = ((caracal_request *)extra)->error;
@@ -94,7 +100,24 @@ static int query_fn(void *extra, MPI_Status *status)
     status->MPI_ERROR = error;
     return error;
 }
-static int free_fn(void *extra) { free(extra); return MPI_SUCCESS; }
+/* A nonblocking collective's record is the engine's until finish() is done with it and the
+ * library's until free_fn: the last to let go frees it. MPICH 4.0.2 calls free_fn from
+ * MPI_Request_free of a request still running, Open MPI once it is complete. */
+static void unref(caracal_request *r)
+{
+    if (__atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) == 0)
+        free(r);
+}
+
+/* called by the library in the call that frees the handle (a completion call, or
+ * MPI_Request_free, or PMPI_Grequest_complete of a request the user freed early) */
+static int free_fn(void *extra)
+{
+    caracal_request *r = extra;
+    caracal_req_failure_freed(&r->fail);
+    unref(r);
+    return MPI_SUCCESS;
+}
 static int cancel_fn(void *extra, int complete) { (void)extra; (void)complete; return MPI_SUCCESS; }
 
 /* r (zeroed): a record of the caller's (a blocking run's lives on its stack, it waits for it)
@@ -125,14 +148,18 @@ static caracal_request *add(caracal_request *r, caracal_task *t, void (*on_done)
 static void finish(caracal_request *r)
 {
     r->error = r->task->error;
+    if (r->error && r->greq != MPI_REQUEST_NULL && caracal_req_failure_note(&r->fail, r->greq, r->comm, r->error))
+        r->error = 0; /* the completion call reports it, or nobody (freed): past the table's cap, query_fn does */
     if (r->on_done) /* before the task goes: it may read the task's error */
         r->on_done(r->arg);
     if (!r->keep)
         r->task->destroy(r->task);
     r->task = NULL;
     atomic_store_explicit(&caracal_active_requests, caracal_active_requests - 1, memory_order_relaxed);
-    if (r->greq != MPI_REQUEST_NULL) { /* last: r is free_fn's from here (a request freed early frees it now) */
+    if (r->greq != MPI_REQUEST_NULL) { /* last: the library frees it from here (free_fn) */
         PMPI_Grequest_complete(r->greq);
+        caracal_req_failure_forget(&r->fail); /* freed in it (the user had freed it): nobody will ask */
+        unref(r);
         return;
     }
     /* last: a blocking collective's waiter frees r as soon as it sees this */
@@ -167,7 +194,7 @@ int caracal_progress(void)
     return completed;
 }
 
-int caracal_request_start(caracal_task *t, MPI_Request *request, void (*on_done)(void *), void *arg)
+int caracal_request_start(caracal_task *t, MPI_Comm comm, MPI_Request *request, void (*on_done)(void *), void *arg)
 {
     caracal_request *r = calloc(1, sizeof *r);
     if (!r) {
@@ -181,6 +208,8 @@ int caracal_request_start(caracal_task *t, MPI_Request *request, void (*on_done)
         t->destroy(t);
         return rc;
     }
+    r->comm = comm;
+    r->refs = 2;
     add(r, t, on_done, arg, *request, 0, 0);
     caracal_progress(); /* start it: post the first messages now */
     return MPI_SUCCESS;

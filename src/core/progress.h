@@ -57,10 +57,11 @@ static inline void caracal_progress_tick(void)
                           memory_order_relaxed);
 }
 
-/** Run `t` as a nonblocking collective: *request becomes a generalized MPI_Request that
- *  completes when `t` does. `on_done(arg)` (may be NULL) runs at completion. MPI_ERR_NO_MEM
- *  (t destroyed, nothing started) if the request's record cannot be allocated. */
-int caracal_request_start(caracal_task *t, MPI_Request *request, void (*on_done)(void *), void *arg);
+/** Run `t` as a nonblocking collective on comm: *request becomes a generalized MPI_Request
+ *  that completes when `t` does; t's error is reported by the completion call on comm's
+ *  handler (core/req_failures.h). `on_done(arg)` (may be NULL) runs at completion.
+ *  MPI_ERR_NO_MEM (t destroyed, nothing started) if the request's record cannot be allocated. */
+int caracal_request_start(caracal_task *t, MPI_Comm comm, MPI_Request *request, void (*on_done)(void *), void *arg);
 /** Run `t` in the background with no MPI request of its own (persistent collectives: the
  *  caller's on_done completes the user's handle). `keep`: the task is not destroyed at
  *  completion (the caller rewinds and launches it again, and destroys it). MPI_ERR_NO_MEM

@@ -10,20 +10,104 @@
 #include "progress.h"
 #include "wait.h"
 #include "coll/call.h"
+#include "req_failures.h"
+#include "threads.h"
 #include <stdlib.h>
 #include <string.h>
 
-/* a persistent collective of Caracal's completed with an error (coll/persistent.c) */
-static int with_persist(MPI_Request r, int rc)
+/* Failed Caracal collectives (a nonblocking one's record: core/req_failures.h; a persistent
+ * one's error: coll/persistent.c) are reported by the call that completes them, as MPI
+ * reports an operation's error: Wait, Test, Waitany, Testany return the class and raise it on
+ * the collective's communicator's handler; Waitall, Testall, Waitsome, Testsome return
+ * MPI_ERR_IN_STATUS with each completed request's MPI_ERROR (MPI_SUCCESS or the class) and
+ * raise each failure once on its communicator. MPI_Request_get_status reports none: it
+ * neither frees nor deactivates, and the failure is reported once, by the call that does.
+ * While no Caracal collective has an unreported failure (caracal_unreported_failures == 0)
+ * this is one relaxed load after the library's call. */
+static int any_failure(void) { return CARACAL_PEEK(caracal_unreported_failures) != 0; }
+
+/* After a single-completion call completed one request, whose handle is now r (a persistent
+ * handle keeps its value; a generalized request's is MPI_REQUEST_NULL, its record found by
+ * its free function having run in this call) */
+static int single_result(int rc, MPI_Request r, MPI_Status *status)
 {
-    return rc == MPI_SUCCESS ? caracal_persist_result(r) : rc;
+    if (!any_failure())
+        return rc;
+    caracal_req_failure f;
+    int err = 0;
+    if (caracal_req_failure_take(&f, 1))
+        err = caracal_coll_error(f.comm, f.err);
+    else if (rc == MPI_SUCCESS)
+        err = caracal_persist_result(r); /* (raises it) */
+    if (!err)
+        return rc;
+    if (status != MPI_STATUS_IGNORE)
+        status->MPI_ERROR = err;
+    return err;
+}
+
+/* The handles a multiple-completion call was given, so that a failed nonblocking collective's
+ * record (which names its handle) finds its status. Taken only where a failure can be
+ * reported: statuses asked for, and a Caracal collective in flight or failed (none in flight
+ * and none failed: no request of the array can complete with a failure; finish() counts a
+ * failure before it stops counting the collective as in flight). */
+typedef struct {
+    MPI_Request small[64], *h;
+} handles;
+
+static const MPI_Request *handles_take(handles *s, int count, const MPI_Request *reqs, const void *statuses)
+{
+    s->h = NULL;
+    if (statuses == MPI_STATUSES_IGNORE || count <= 0 ||
+        (!atomic_load_explicit(&caracal_active_requests, memory_order_acquire) && !any_failure()))
+        return NULL;
+    s->h = count <= 64 ? s->small : malloc(sizeof *s->h * (size_t)count); /* (none: handler alone) */
+    if (s->h)
+        memcpy(s->h, reqs, sizeof *s->h * (size_t)count);
+    return s->h;
+}
+
+static void handles_drop(handles *s)
+{
+    if (s->h != s->small)
+        free(s->h);
+}
+
+/* After a multiple-completion call that completed n requests: the k-th at position at[k] (at
+ * NULL: k), its status statuses[k] (NULL: ignored). A request counts as completed when the
+ * call succeeded or its status says MPI_SUCCESS (the library's own MPI_ERR_IN_STATUS). */
+static int multi_result(int rc, int n, const int *at, MPI_Request reqs[], const MPI_Request *before, MPI_Status *statuses)
+{
+    if (!any_failure())
+        return rc;
+    caracal_req_failure f[CARACAL_REQ_FAILURES_MAX];
+    int nf = caracal_req_failure_take(f, CARACAL_REQ_FAILURES_MAX), failed = 0;
+    for (int k = 0; k < n; k++) {
+        int i = at ? at[k] : k, err = 0;
+        for (int j = 0; before && j < nf && !err; j++)
+            if (f[j].comm != MPI_COMM_NULL && f[j].handle == before[i]) {
+                err = caracal_coll_error(f[j].comm, f[j].err);
+                f[j].comm = MPI_COMM_NULL;
+            }
+        if (!err && (rc == MPI_SUCCESS || (statuses && statuses[k].MPI_ERROR == MPI_SUCCESS)))
+            err = caracal_persist_result(reqs[i]);
+        if (statuses && (err || rc == MPI_SUCCESS))
+            statuses[k].MPI_ERROR = err;
+        failed |= err != 0;
+    }
+    for (int j = 0; j < nf; j++)
+        if (f[j].comm != MPI_COMM_NULL) { /* freed in this call, so one of its requests: statuses ignored */
+            caracal_coll_error(f[j].comm, f[j].err);
+            failed = 1;
+        }
+    return failed ? MPI_ERR_IN_STATUS : rc;
 }
 
 int caracal_impl_MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
     MPI_Request r = *request;
     if (!caracal_active_requests && !caracal_wait_native_yields())
-        return with_persist(r, PMPI_Wait(request, status));
+        return single_result(PMPI_Wait(request, status), r, status);
     unsigned spins = 0;
     unsigned long seen = caracal_progress_ticks;
     for (;;) {
@@ -33,9 +117,9 @@ int caracal_impl_MPI_Wait(MPI_Request *request, MPI_Status *status)
         seen = caracal_progress_ticks;
         rc = PMPI_Test(request, &flag, status);
         if (rc != MPI_SUCCESS || flag)
-            return with_persist(r, rc);
+            return single_result(rc, r, status);
         if (!caracal_active_requests && !caracal_wait_native_yields())
-            return with_persist(r, PMPI_Wait(request, status));
+            return single_result(PMPI_Wait(request, status), r, status);
         if (moved)
             spins = 0;
         else
@@ -49,7 +133,7 @@ int caracal_impl_MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     if (caracal_active_requests)
         caracal_progress();
     int rc = PMPI_Test(request, flag, status);
-    return *flag ? with_persist(r, rc) : rc;
+    return *flag ? single_result(rc, r, status) : rc;
 }
 
 /* Each request is tested on its own, not with PMPI_Testall: MPICH 4.0.2's MPI_Testall
@@ -60,19 +144,15 @@ int caracal_impl_MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
  * empty status a later test of the then inactive (persistent) or null request returns. */
 static int waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses);
 
-/* A persistent collective of Caracal's among them completed with an error: MPI_ERR_IN_STATUS
- * with each request's class, as MPI_Waitall reports one (its communicator's handler is
- * called by caracal_persist_result). Persistent handles keep their value when they complete. */
 int caracal_impl_MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses)
 {
-    int rc = waitall(count, array_of_requests, array_of_statuses), failed = 0;
-    for (int i = 0; rc == MPI_SUCCESS && i < count; i++) {
-        int err = caracal_persist_result(array_of_requests[i]); /* (one relaxed load when no persistent collective lives) */
-        if (array_of_statuses != MPI_STATUSES_IGNORE)
-            array_of_statuses[i].MPI_ERROR = err;
-        failed |= err != MPI_SUCCESS;
-    }
-    return failed ? MPI_ERR_IN_STATUS : rc;
+    handles h;
+    const MPI_Request *before = handles_take(&h, count, array_of_requests, array_of_statuses);
+    int rc = waitall(count, array_of_requests, array_of_statuses);
+    rc = multi_result(rc, count, NULL, array_of_requests, before,
+                      array_of_statuses == MPI_STATUSES_IGNORE ? NULL : array_of_statuses);
+    handles_drop(&h);
+    return rc;
 }
 
 static int waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses)
@@ -123,10 +203,22 @@ int caracal_impl_MPI_Testall(int count, MPI_Request array_of_requests[], int *fl
 {
     if (caracal_active_requests)
         caracal_progress();
-    return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
+    handles h;
+    const MPI_Request *before = handles_take(&h, count, array_of_requests, array_of_statuses);
+    int rc = PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
+    rc = multi_result(rc, *flag ? count : 0, NULL, array_of_requests, before,
+                      array_of_statuses == MPI_STATUSES_IGNORE ? NULL : array_of_statuses);
+    handles_drop(&h);
+    return rc;
 }
 
-int caracal_impl_MPI_Waitany(int count, MPI_Request array_of_requests[], int *indx, MPI_Status *status)
+/* the request Waitany/Testany completed: its handle now (a persistent one keeps it) */
+static MPI_Request any_done(const MPI_Request array_of_requests[], int indx)
+{
+    return indx == MPI_UNDEFINED ? MPI_REQUEST_NULL : array_of_requests[indx];
+}
+
+static int waitany(int count, MPI_Request array_of_requests[], int *indx, MPI_Status *status)
 {
     if (!caracal_active_requests && !caracal_wait_native_yields())
         return PMPI_Waitany(count, array_of_requests, indx, status);
@@ -149,15 +241,22 @@ int caracal_impl_MPI_Waitany(int count, MPI_Request array_of_requests[], int *in
     }
 }
 
+int caracal_impl_MPI_Waitany(int count, MPI_Request array_of_requests[], int *indx, MPI_Status *status)
+{
+    int rc = waitany(count, array_of_requests, indx, status);
+    return any_failure() ? single_result(rc, any_done(array_of_requests, *indx), status) : rc;
+}
+
 int caracal_impl_MPI_Testany(int count, MPI_Request array_of_requests[], int *indx, int *flag, MPI_Status *status)
 {
     if (caracal_active_requests)
         caracal_progress();
-    return PMPI_Testany(count, array_of_requests, indx, flag, status);
+    int rc = PMPI_Testany(count, array_of_requests, indx, flag, status);
+    return *flag && any_failure() ? single_result(rc, any_done(array_of_requests, *indx), status) : rc;
 }
 
-int caracal_impl_MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
-                              int array_of_indices[], MPI_Status array_of_statuses[])
+static int waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+                    MPI_Status array_of_statuses[])
 {
     if (!caracal_active_requests && !caracal_wait_native_yields())
         return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
@@ -180,12 +279,36 @@ int caracal_impl_MPI_Waitsome(int incount, MPI_Request array_of_requests[], int 
     }
 }
 
+/* Waitsome's and Testsome's statuses are by completion (k), their requests at indices[k] */
+static int some_result(int rc, MPI_Request array_of_requests[], const MPI_Request *before, int outcount,
+                       const int array_of_indices[], MPI_Status array_of_statuses[])
+{
+    return multi_result(rc, outcount == MPI_UNDEFINED ? 0 : outcount, array_of_indices, array_of_requests, before,
+                        array_of_statuses == MPI_STATUSES_IGNORE ? NULL : array_of_statuses);
+}
+
+int caracal_impl_MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
+                              int array_of_indices[], MPI_Status array_of_statuses[])
+{
+    handles h;
+    const MPI_Request *before = handles_take(&h, incount, array_of_requests, array_of_statuses);
+    int rc = waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+    rc = some_result(rc, array_of_requests, before, *outcount, array_of_indices, array_of_statuses);
+    handles_drop(&h);
+    return rc;
+}
+
 int caracal_impl_MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
                               int array_of_indices[], MPI_Status array_of_statuses[])
 {
     if (caracal_active_requests)
         caracal_progress();
-    return PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+    handles h;
+    const MPI_Request *before = handles_take(&h, incount, array_of_requests, array_of_statuses);
+    int rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+    rc = some_result(rc, array_of_requests, before, *outcount, array_of_indices, array_of_statuses);
+    handles_drop(&h);
+    return rc;
 }
 
 int caracal_impl_MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)

@@ -99,6 +99,15 @@ if(NOT CARACAL_SANITIZE)
                          CARACAL_SCATTER=shm CARACAL_REDUCE_SCATTER_BLOCK=shm
                          "LD_PRELOAD=$<TARGET_FILE:caracal_fault_alloc>:$<TARGET_FILE:caracal>")
   endforeach()
+  # A failed alltoallv hier (both leaders' buffers fail) is reported by each of the eight
+  # completion calls, nonblocking and persistent, statuses asked for and ignored: the return
+  # code and MPI_ERROR as MPI specifies, the communicator's handler once, MPI_COMM_WORLD and
+  # MPI_COMM_SELF left fatal; the next call exact (tests/c/test_fault_report.c).
+  add_executable(test_fault_report test_fault_report.c)
+  target_link_libraries(test_fault_report PRIVATE dl)
+  caracal_mpi_test(NAME fault_report_np4 NP 4 COMMAND $<TARGET_FILE:test_fault_report>
+                   ENV CARACAL_COLL=force CARACAL_NODE_SIZE=2 CARACAL_ALLTOALLV=hier
+                       "LD_PRELOAD=$<TARGET_FILE:caracal_fault_alloc>:$<TARGET_FILE:caracal>")
 endif()
 
 # The stress driver replays a seed exactly: two runs of one seed print the same sequence of
