@@ -22,14 +22,17 @@
  * MPI_ERR_IN_STATUS with each completed request's MPI_ERROR (MPI_SUCCESS or the class) and
  * raise each failure once on its communicator. MPI_Request_get_status reports none: it
  * neither frees nor deactivates, and the failure is reported once, by the call that does.
- * While no Caracal collective has an unreported failure (caracal_unreported_failures == 0)
- * this is one relaxed load after the library's call. */
+ * With no Caracal collective in flight and none failed unreported, no request can complete
+ * with a failure in the call (finish() counts a failure before it stops counting the
+ * collective as in flight): each call then tail-calls the library after one more relaxed
+ * load than before (quiet(); the slow paths are out of line). */
 static int any_failure(void) { return CARACAL_PEEK(caracal_unreported_failures) != 0; }
+static inline int quiet(void) { return !caracal_active_requests && !any_failure(); }
 
 /* After a single-completion call completed one request, whose handle is now r (a persistent
  * handle keeps its value; a generalized request's is MPI_REQUEST_NULL, its record found by
  * its free function having run in this call) */
-static int single_result(int rc, MPI_Request r, MPI_Status *status)
+static __attribute__((noinline)) int single_result(int rc, MPI_Request r, MPI_Status *status)
 {
     if (!any_failure())
         return rc;
@@ -47,10 +50,8 @@ static int single_result(int rc, MPI_Request r, MPI_Status *status)
 }
 
 /* The handles a multiple-completion call was given, so that a failed nonblocking collective's
- * record (which names its handle) finds its status. Taken only where a failure can be
- * reported: statuses asked for, and a Caracal collective in flight or failed (none in flight
- * and none failed: no request of the array can complete with a failure; finish() counts a
- * failure before it stops counting the collective as in flight). */
+ * record (which names its handle) finds its status: taken on the slow path when statuses are
+ * asked for. */
 typedef struct {
     MPI_Request small[64], *h;
 } handles;
@@ -58,8 +59,7 @@ typedef struct {
 static const MPI_Request *handles_take(handles *s, int count, const MPI_Request *reqs, const void *statuses)
 {
     s->h = NULL;
-    if (statuses == MPI_STATUSES_IGNORE || count <= 0 ||
-        (!atomic_load_explicit(&caracal_active_requests, memory_order_acquire) && !any_failure()))
+    if (statuses == MPI_STATUSES_IGNORE || count <= 0)
         return NULL;
     s->h = count <= 64 ? s->small : malloc(sizeof *s->h * (size_t)count); /* (none: handler alone) */
     if (s->h)
@@ -103,11 +103,10 @@ static int multi_result(int rc, int n, const int *at, MPI_Request reqs[], const 
     return failed ? MPI_ERR_IN_STATUS : rc;
 }
 
-int caracal_impl_MPI_Wait(MPI_Request *request, MPI_Status *status)
+static __attribute__((noinline)) int wait_slow(MPI_Request *request, MPI_Status *status)
 {
-    MPI_Request r = *request;
     if (!caracal_active_requests && !caracal_wait_native_yields())
-        return single_result(PMPI_Wait(request, status), r, status);
+        return single_result(PMPI_Wait(request, status), *request, status);
     unsigned spins = 0;
     unsigned long seen = caracal_progress_ticks;
     for (;;) {
@@ -117,9 +116,9 @@ int caracal_impl_MPI_Wait(MPI_Request *request, MPI_Status *status)
         seen = caracal_progress_ticks;
         rc = PMPI_Test(request, &flag, status);
         if (rc != MPI_SUCCESS || flag)
-            return single_result(rc, r, status);
+            return single_result(rc, *request, status);
         if (!caracal_active_requests && !caracal_wait_native_yields())
-            return single_result(PMPI_Wait(request, status), r, status);
+            return single_result(PMPI_Wait(request, status), *request, status);
         if (moved)
             spins = 0;
         else
@@ -127,13 +126,26 @@ int caracal_impl_MPI_Wait(MPI_Request *request, MPI_Status *status)
     }
 }
 
-int caracal_impl_MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+int caracal_impl_MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
-    MPI_Request r = *request;
+    if (quiet() && !caracal_wait_native_yields())
+        return PMPI_Wait(request, status);
+    return wait_slow(request, status);
+}
+
+static __attribute__((noinline)) int test_slow(MPI_Request *request, int *flag, MPI_Status *status)
+{
     if (caracal_active_requests)
         caracal_progress();
     int rc = PMPI_Test(request, flag, status);
-    return *flag ? single_result(rc, r, status) : rc;
+    return *flag ? single_result(rc, *request, status) : rc;
+}
+
+int caracal_impl_MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    if (quiet())
+        return PMPI_Test(request, flag, status);
+    return test_slow(request, flag, status);
 }
 
 /* Each request is tested on its own, not with PMPI_Testall: MPICH 4.0.2's MPI_Testall
@@ -144,7 +156,7 @@ int caracal_impl_MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
  * empty status a later test of the then inactive (persistent) or null request returns. */
 static int waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses);
 
-int caracal_impl_MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses)
+static __attribute__((noinline)) int waitall_slow(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses)
 {
     handles h;
     const MPI_Request *before = handles_take(&h, count, array_of_requests, array_of_statuses);
@@ -153,6 +165,13 @@ int caracal_impl_MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Sta
                       array_of_statuses == MPI_STATUSES_IGNORE ? NULL : array_of_statuses);
     handles_drop(&h);
     return rc;
+}
+
+int caracal_impl_MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses)
+{
+    if (quiet() && !caracal_wait_native_yields())
+        return PMPI_Waitall(count, array_of_requests, array_of_statuses);
+    return waitall_slow(count, array_of_requests, array_of_statuses);
 }
 
 static int waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses)
@@ -199,7 +218,8 @@ static int waitall(int count, MPI_Request array_of_requests[], MPI_Status *array
     return rc;
 }
 
-int caracal_impl_MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
+static __attribute__((noinline)) int testall_slow(int count, MPI_Request array_of_requests[], int *flag,
+                                                  MPI_Status array_of_statuses[])
 {
     if (caracal_active_requests)
         caracal_progress();
@@ -210,6 +230,13 @@ int caracal_impl_MPI_Testall(int count, MPI_Request array_of_requests[], int *fl
                       array_of_statuses == MPI_STATUSES_IGNORE ? NULL : array_of_statuses);
     handles_drop(&h);
     return rc;
+}
+
+int caracal_impl_MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
+{
+    if (quiet())
+        return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
+    return testall_slow(count, array_of_requests, flag, array_of_statuses);
 }
 
 /* the request Waitany/Testany completed: its handle now (a persistent one keeps it) */
@@ -241,18 +268,33 @@ static int waitany(int count, MPI_Request array_of_requests[], int *indx, MPI_St
     }
 }
 
-int caracal_impl_MPI_Waitany(int count, MPI_Request array_of_requests[], int *indx, MPI_Status *status)
+static __attribute__((noinline)) int waitany_slow(int count, MPI_Request array_of_requests[], int *indx, MPI_Status *status)
 {
     int rc = waitany(count, array_of_requests, indx, status);
-    return any_failure() ? single_result(rc, any_done(array_of_requests, *indx), status) : rc;
+    return single_result(rc, any_done(array_of_requests, *indx), status);
 }
 
-int caracal_impl_MPI_Testany(int count, MPI_Request array_of_requests[], int *indx, int *flag, MPI_Status *status)
+int caracal_impl_MPI_Waitany(int count, MPI_Request array_of_requests[], int *indx, MPI_Status *status)
+{
+    if (quiet() && !caracal_wait_native_yields())
+        return PMPI_Waitany(count, array_of_requests, indx, status);
+    return waitany_slow(count, array_of_requests, indx, status);
+}
+
+static __attribute__((noinline)) int testany_slow(int count, MPI_Request array_of_requests[], int *indx, int *flag,
+                                                  MPI_Status *status)
 {
     if (caracal_active_requests)
         caracal_progress();
     int rc = PMPI_Testany(count, array_of_requests, indx, flag, status);
-    return *flag && any_failure() ? single_result(rc, any_done(array_of_requests, *indx), status) : rc;
+    return *flag ? single_result(rc, any_done(array_of_requests, *indx), status) : rc;
+}
+
+int caracal_impl_MPI_Testany(int count, MPI_Request array_of_requests[], int *indx, int *flag, MPI_Status *status)
+{
+    if (quiet())
+        return PMPI_Testany(count, array_of_requests, indx, flag, status);
+    return testany_slow(count, array_of_requests, indx, flag, status);
 }
 
 static int waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
@@ -279,36 +321,37 @@ static int waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
     }
 }
 
-/* Waitsome's and Testsome's statuses are by completion (k), their requests at indices[k] */
-static int some_result(int rc, MPI_Request array_of_requests[], const MPI_Request *before, int outcount,
-                       const int array_of_indices[], MPI_Status array_of_statuses[])
+/* (Waitsome's and Testsome's statuses are by completion k, their requests at indices[k]) */
+/* wait: Waitsome's loop, else Testsome's one test */
+static __attribute__((noinline)) int some_slow(int wait, int incount, MPI_Request array_of_requests[], int *outcount,
+                                               int array_of_indices[], MPI_Status array_of_statuses[])
 {
-    return multi_result(rc, outcount == MPI_UNDEFINED ? 0 : outcount, array_of_indices, array_of_requests, before,
-                        array_of_statuses == MPI_STATUSES_IGNORE ? NULL : array_of_statuses);
+    if (!wait && caracal_active_requests)
+        caracal_progress();
+    handles h;
+    const MPI_Request *before = handles_take(&h, incount, array_of_requests, array_of_statuses);
+    int rc = wait ? waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses)
+                  : PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+    rc = multi_result(rc, *outcount == MPI_UNDEFINED ? 0 : *outcount, array_of_indices, array_of_requests, before,
+                      array_of_statuses == MPI_STATUSES_IGNORE ? NULL : array_of_statuses);
+    handles_drop(&h);
+    return rc;
 }
 
 int caracal_impl_MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
                               int array_of_indices[], MPI_Status array_of_statuses[])
 {
-    handles h;
-    const MPI_Request *before = handles_take(&h, incount, array_of_requests, array_of_statuses);
-    int rc = waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
-    rc = some_result(rc, array_of_requests, before, *outcount, array_of_indices, array_of_statuses);
-    handles_drop(&h);
-    return rc;
+    if (quiet() && !caracal_wait_native_yields())
+        return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+    return some_slow(1, incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 }
 
 int caracal_impl_MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
                               int array_of_indices[], MPI_Status array_of_statuses[])
 {
-    if (caracal_active_requests)
-        caracal_progress();
-    handles h;
-    const MPI_Request *before = handles_take(&h, incount, array_of_requests, array_of_statuses);
-    int rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
-    rc = some_result(rc, array_of_requests, before, *outcount, array_of_indices, array_of_statuses);
-    handles_drop(&h);
-    return rc;
+    if (quiet())
+        return PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+    return some_slow(0, incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 }
 
 int caracal_impl_MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
