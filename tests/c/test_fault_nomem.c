@@ -235,7 +235,7 @@ static int a2av_call(int kind, MPI_Comm c, int f, int me, int n, int *a, int *b,
         rc = MPI_Ialltoallv(a, sc, sd, MPI_INT, b, rc_, rd, MPI_INT, c, &r);
         return rc != MPI_SUCCESS ? rc : MPI_Wait(&r, MPI_STATUS_IGNORE);
     default:
-#if MPI_VERSION >= 4 || defined(MPI_Alltoallv_init)
+#if MPI_VERSION >= 4 || defined(MPI_Alltoallv_init) || defined(OPEN_MPI) /* (Open MPI 5: MPI-4 names, MPI_VERSION 3) */
         if (*pr == MPI_REQUEST_NULL && (rc = MPI_Alltoallv_init(a, sc, sd, MPI_INT, b, rc_, rd, MPI_INT, c, MPI_INFO_NULL, pr)))
             return rc;
         rc = MPI_Start(pr);
@@ -277,7 +277,7 @@ static int a2av_main(MPI_Comm c, int me, int n, char **who)
     a2av_small = M[0];
     int *a = malloc(sizeof(int) * 4 * a2av_count(64, 3, 3)), *b = malloc(sizeof(int) * 4 * a2av_count(64, 3, 3));
     for (int kind = 0; kind < 4; kind++) {
-#if MPI_VERSION < 4 && !defined(MPI_Alltoallv_init)
+#if MPI_VERSION < 4 && !defined(MPI_Alltoallv_init) && !defined(OPEN_MPI)
         if (kind >= 2)
             break;
 #endif
@@ -421,7 +421,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "test_fault_nomem: caracal_coll_count not found\n");
         bad = 1;
     }
-#if MPI_VERSION >= 4 || defined(MPI_Allreduce_init)
+#if MPI_VERSION >= 4 || defined(MPI_Allreduce_init) || defined(OPEN_MPI)
     { /* a persistent allreduce whose start cannot build its schedule */
         MPI_Request r;
         for (int i = 0; i < BIG; i++)

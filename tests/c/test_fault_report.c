@@ -32,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if MPI_VERSION >= 4 || defined(MPI_Alltoallv_init)
+#if MPI_VERSION >= 4 || defined(MPI_Alltoallv_init) || defined(OPEN_MPI) /* (Open MPI 5: MPI-4 names, MPI_VERSION 3) */
 #define HAVE_PERSISTENT 1
 #else
 #define HAVE_PERSISTENT 0
