@@ -155,7 +155,9 @@ static void finish(caracal_request *r)
     if (!r->keep)
         r->task->destroy(r->task);
     r->task = NULL;
-    atomic_store_explicit(&caracal_active_requests, caracal_active_requests - 1, memory_order_relaxed);
+    /* release: a thread whose completion call reads the lower count (core/requests.c quiet())
+     * also sees the failure just noted, on any memory model (a plain store on x86) */
+    atomic_store_explicit(&caracal_active_requests, caracal_active_requests - 1, memory_order_release);
     if (r->greq != MPI_REQUEST_NULL) { /* last: the library frees it from here (free_fn) */
         PMPI_Grequest_complete(r->greq);
         caracal_req_failure_forget(&r->fail); /* freed in it (the user had freed it): nobody will ask */

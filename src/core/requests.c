@@ -24,9 +24,10 @@
  * neither frees nor deactivates, and the failure is reported once, by the call that does.
  * With no Caracal collective in flight and none failed unreported, no request can complete
  * with a failure in the call (finish() counts a failure before it stops counting the
- * collective as in flight): each call then tail-calls the library after one more relaxed
- * load than before (quiet(); the slow paths are out of line). */
-static int any_failure(void) { return CARACAL_PEEK(caracal_unreported_failures) != 0; }
+ * collective as in flight, and stops counting it with a release store): each call then
+ * tail-calls the library after one more load than before (an acquire: a plain load on x86;
+ * quiet(); the slow paths are out of line). */
+static int any_failure(void) { return __atomic_load_n(&caracal_unreported_failures, __ATOMIC_ACQUIRE) != 0; }
 static inline int quiet(void) { return !caracal_active_requests && !any_failure(); }
 
 /* After a single-completion call completed one request, whose handle is now r (a persistent
