@@ -13,8 +13,9 @@ small native call (a few ns per 10 instructions here). One rank: every call goes
 rules and nothing waits. Optional --before FILE: a JSON written by an earlier run (another
 build) shown beside.
 
-Usage: bench/entry_cost.py [--mpi openmpi|mpich] [--calls 100000] [--out NAME] [--before JSON] [--lib SO]
-                           [--only COLL/BYTES,...]
+Usage: bench/entry_cost.py [--mpi openmpi|openmpi5|mpich|mpich5|impi] [--calls 100000] [--out NAME]
+                           [--before JSON] [--lib SO] [--only COLL/BYTES,...]
+--only takes any of entry_cost.c's collectives at any multiple of 8 bytes (e.g. alltoall/8).
 Writes bench/results/NAME.md and .json (default NAME: entry-cost-<mpi>).
 """
 import argparse
@@ -28,9 +29,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import benchlib  # noqa: E402
+from caracal import mpilibs  # noqa: E402
 
 ROOT = benchlib.ROOT
-BUILDS = {"openmpi": ("build", "mpicc.openmpi"), "mpich": ("build-mpich", "mpicc.mpich")}
 # (allreduce and barrier are left out: at one rank their rules pick the node segment, so their
 # calls are Caracal's own algorithm, not a native call)
 CELLS = [("bcast", 0), ("reduce", 0), ("allreduce", 0), ("gather", 0), ("scatter", 0), ("allgather", 0),
@@ -38,7 +39,10 @@ CELLS = [("bcast", 0), ("reduce", 0), ("allreduce", 0), ("gather", 0), ("scatter
          ("reduce_scatter", 0),
          ("bcast", 2), ("reduce", 2), ("gather", 2),
          ("scatter", 2), ("allgather", 2), ("alltoall", 2), ("scan", 2), ("exscan", 2),
-         ("reduce_scatter_block", 2), ("gatherv", 2), ("scatterv", 2), ("allgatherv", 2), ("reduce_scatter", 2)]
+         ("reduce_scatter_block", 2), ("gatherv", 2), ("scatterv", 2), ("allgatherv", 2), ("reduce_scatter", 2),
+         ("alltoall", 1), ("gather", 1), ("gatherv", 1)]  # 8 B: the defaults check's smallest cells
+
+ONLY_COLLS = sorted({c for c, _ in CELLS} | {"allreduce", "barrier"})
 
 
 def inclusive(cg_file, pattern):
@@ -58,30 +62,33 @@ def library_alone(cg_file, name):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--mpi", default="openmpi", choices=sorted(BUILDS))
+    ap.add_argument("--mpi", default="openmpi", choices=mpilibs.NAMES)
     ap.add_argument("--calls", type=int, default=100000)
     ap.add_argument("--out", default=None)
     ap.add_argument("--before", default=None, help="JSON of an earlier run to show beside")
     ap.add_argument("--lib", default=None, help="a libcaracal.so other than the build's (e.g. an earlier commit's)")
     ap.add_argument("--only", default=None, metavar="COLL/BYTES,...", help="these rows only (e.g. gather/16,bcast/0)")
     a = ap.parse_args()
-    build, cc = BUILDS[a.mpi]
-    lib = Path(a.lib) if a.lib else ROOT / build / "lib" / "libcaracal.so"
+    mpi = mpilibs.get(a.mpi)
+    lib = Path(a.lib) if a.lib else mpilibs.build_dir(a.mpi) / "lib" / "libcaracal.so"
     if not lib.exists():
         sys.exit(f"entry_cost: {lib} is missing: build it first (make build MPI={a.mpi})")
     before_doc = json.load(open(a.before)) if a.before else {}
     before = before_doc.get("cells", {})
     tmp = tempfile.mkdtemp(prefix="caracal-entry-")
     exe = os.path.join(tmp, "entry_cost")
-    subprocess.run([cc, "-O2", "-o", exe, str(ROOT / "bench/coll/entry_cost.c")], check=True)
-    env = dict(os.environ, LD_PRELOAD=str(lib), OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    subprocess.run(f"{mpi.compiler_command()} -O2 -o {exe} {ROOT / 'bench/coll/entry_cost.c'}", shell=True, check=True,
+                   env=mpi.environment())
+    env = dict(mpi.environment(), LD_PRELOAD=str(lib), OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     cells = {}
     cells_wanted = CELLS
     if a.only:
-        want = set(a.only.split(","))
-        cells_wanted = [(c, n) for c, n in CELLS if f"{c}/{n * 8}" in want]
-        if len(cells_wanted) != len(want):
-            ap.error(f"--only: rows are {', '.join(f'{c}/{n * 8}' for c, n in CELLS)}")
+        cells_wanted = []
+        for w in a.only.split(","):
+            coll, _, b = w.partition("/")
+            if coll not in ONLY_COLLS or not b.isdigit() or int(b) % 8:
+                ap.error(f"--only: COLL/BYTES with COLL one of {', '.join(ONLY_COLLS)} and BYTES a multiple of 8, not '{w}'")
+            cells_wanted.append((coll, int(b) // 8))
     for coll, count in cells_wanted:
         cg = os.path.join(tmp, f"cg.{coll}.{count}")
         subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={cg}", exe, coll, str(count),

@@ -131,3 +131,24 @@ def test_rect_is_not_a_tune_candidate(monkeypatch):
     cands, skipped = tune_cmd.candidates("openmpi", "bcast", 4, None)
     assert "rect" not in cands["bcast"] and "shm" in cands["bcast"] and cands["bcast"][0] == "native"
     assert any(c.startswith("knomial") for c in cands["bcast"]) and not skipped
+
+
+def test_every_launch_has_its_own_candidate_order(monkeypatch):
+    """caracal-tune-bench shuffles the candidates from --seed (default 1): with one seed for every
+    launch, each launch of a collective repeated the same orders, and a candidate that followed a
+    slow one did so in every launch. run_launch gives each launch a seed of its own."""
+    import subprocess
+    from types import SimpleNamespace
+    from caracal.commands import tune as tune_cmd
+
+    argvs = []
+
+    def fake_run(cmd, **kw):  # records the launch's command line, prints one cell
+        argvs.append(cmd)
+        return SimpleNamespace(returncode=0, stderr="", stdout='{"schema": "caracal.tune-cell/1"}\n')
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    args = SimpleNamespace(mpi="openmpi", size_list=[8], reps=3, timeout=10, pattern=None, testbed=None)
+    for _ in range(3):
+        tune_cmd.run_launch(args, 2, "bcast", ["native", "shm"], {})
+    seeds = [cmd[cmd.index("--seed") + 1] for cmd in argvs]
+    assert len(set(seeds)) == 3 and all(s.isdigit() for s in seeds)

@@ -38,9 +38,9 @@ and writes the selection that is fastest here:
   DIR/{STATE}     progress; an interrupted run continues with --resume
 
 How it measures: one launch per (ranks, collective) runs all candidates of each size
-interleaved in a fresh random order per repetition (caracal_set_rules switches the
-algorithm between calls); a repetition is a native barrier and then calls back to
-back (as IMB times them), the slowest rank's time per call; medians and quartiles
+interleaved in a fresh random order per repetition, each launch with its own seed for
+that order (caracal_set_rules switches the algorithm between calls); a repetition is a
+native barrier and then calls back to back (as IMB times them), the slowest rank's time per call; medians and quartiles
 over --reps repetitions. Each native algorithm (Open MPI coll_tuned_<coll>_algorithm,
 MPICH MPIR_CVAR_<COLL>_INTRA_ALGORITHM) needs a launch of its own; it is timed next to
 a Caracal reference algorithm, which scales it to the main launch. A Caracal algorithm is chosen only where its median beats
@@ -196,10 +196,18 @@ def load_state(args, config):
             "done": {}}
 
 
+# The candidate order's seed of each launch: a new one per launch (from the clock, then counting
+# up). With the same seed in every launch (caracal-tune-bench's default, 1) every launch of a
+# collective repeated the same orders, so a candidate that followed a slow one did in all of
+# them (defaults_check at 1 MiB: a native call that followed shm in 4 of 5 repetitions timed
+# 1.08-1.10x the library).
+_seeds = iter(range(int(time.time() * 1000) % (1 << 29), 1 << 30))
+
+
 def run_launch(args, np, coll, cands, env):
     exe = paths.program(args.mpi, "caracal-tune-bench")
     argv = [str(exe), coll, "--sizes", ",".join(map(str, args.size_list if coll != "barrier" else [0])),
-            "--cands", ",".join(cands), "--reps", str(args.reps)]
+            "--cands", ",".join(cands), "--reps", str(args.reps), "--seed", str(next(_seeds))]
     if getattr(args, "pattern", None):  # caracal advise replays an application's call pattern
         argv += ["--pattern", args.pattern]
     import subprocess
