@@ -6,9 +6,16 @@
  * 4.1: MPI_Gather of 16 B, whose native part is 230), about 25-30 ns on this machine against
  * native calls of 100-500 ns (bench/results/tune-verify-openmpi-n2.md). Per family and per
  * thread the last call whose rules said `native` is kept with every argument the decision
- * reads: the communicator and datatype handles, the counts, the root and where MPI_IN_PLACE
- * was given (the byte count of gather and scatter depends on it). The rules see only the
- * communicator's size and the byte count, so a kept decision holds as long as both handles
+ * reads: the communicator and datatype handles, the counts and where MPI_IN_PLACE was given
+ * (the byte count of gather and scatter depends on it). Not the root: the rules see the
+ * communicator's size and the byte count, which every rank computes from the same arguments
+ * whichever rank is the root (coll/call.c, caracal_coll_call_bytes), and a call with an
+ * invalid root goes to the library either way, which reports it. Keyed on the root, a call
+ * whose root moves on every call (IMB's rooted benchmarks, a round-robin of roots) decided anew
+ * every time: 650 instructions per call instead of ~55 (callgrind, Open MPI 5, gather 8 B at
+ * 2 ranks in caracal-tune-bench --pattern rotate; the library's own call is 0.2 us). (The empty
+ * memo below keeps the root: an empty call is done without the library only after its root was
+ * checked.) A kept decision holds as long as both handles
  * name the same objects: every MPI_Comm_free, MPI_Comm_disconnect, MPI_Type_free and
  * MPI_Op_free (C and Fortran, prof/hooks.h and prof/fhooks.h) and every change of the rules
  * (caracal_select_generation) starts a new generation, which empties every memo.
@@ -57,15 +64,17 @@ __attribute__((always_inline)) static inline int caracal_native_memo_places(cons
     return (sbuf == MPI_IN_PLACE) | (rbuf == MPI_IN_PLACE) << 1;
 }
 
-/** Whether this call repeats the family's last native one (it then goes to the library). */
+/** Whether this call repeats the family's last native one (it then goes to the library),
+ *  whatever its root (`root` is not compared: see above). */
 __attribute__((always_inline)) static inline int caracal_native_memo_hit(caracal_coll c, MPI_Comm comm, int scount, MPI_Datatype sdt, int rcount,
                                           MPI_Datatype rdt, int root, int places)
 {
+    (void)root;
     if (CARACAL_MPI_SMPI)
         return 0;
     const caracal_native_memo *m = &caracal_native_memo_[c];
     return m->comm == comm && m->scount == scount && m->sdt == sdt && m->rcount == rcount && m->rdt == rdt &&
-           m->root == root && m->places == places && m->generation == caracal_native_memo_generation();
+           m->places == places && m->generation == caracal_native_memo_generation();
 }
 
 /** The family's last empty call (a type signature of 0 bytes) that Caracal's own checks found

@@ -8,7 +8,9 @@
  * at once, Open MPI often) and repeats the call with the same arguments: Caracal must run it
  * now (caracal_coll_count goes up on every rank) and the results must be exact. A memo that
  * outlived the free would send this rank to the library while the others run Caracal's
- * schedule: a wrong count here, or a hang the test's timeout ends.
+ * schedule: a wrong count here, or a hang the test's timeout ends. The native gathers and
+ * bcasts move their root between calls (the kept decision holds for any root): their
+ * results must be exact from every root.
  * Needs 4 ranks or more. Prints how many new handles reused a freed value (the test is only
  * as strong as that number: it fails the run if no handle was ever reused).
  *
@@ -130,10 +132,16 @@ int main(int argc, char **argv)
         MPI_Comm_split(MPI_COMM_WORLD, rank / 2 < size / 2 ? rank / 2 : MPI_UNDEFINED, rank, &pair);
         MPI_Comm freed = pair;
         if (pair != MPI_COMM_NULL) {
-            for (int k = 0; k < 3; k++) {
+            for (int k = 0; k < 4; k++) { /* the root moves: the kept decision holds for any root */
                 long before = caracal_coll_count();
+                int prank, root = k % 2;
+                MPI_Comm_rank(pair, &prank);
                 in[0] = in[1] = rank + round;
-                MPI_Gather(in, 2, MPI_DOUBLE, out, 2, MPI_DOUBLE, 0, pair);
+                out[0] = out[2] = -1;
+                MPI_Gather(in, 2, MPI_DOUBLE, out, 2, MPI_DOUBLE, root, pair);
+                if (prank == root) /* pair p holds world ranks 2p and 2p+1 */
+                    CHECK(out[0] == rank - prank + round && out[2] == rank - prank + 1 + round,
+                          "round %d: gather at root %d got %g %g", round, root, out[0], out[2]);
                 MPI_Allreduce(in, out, 2, MPI_DOUBLE, MPI_SUM, pair);
                 CHECK(caracal_coll_count() == before, "round %d: a 2-rank call ran in Caracal", round);
             }
@@ -158,10 +166,14 @@ int main(int argc, char **argv)
         MPI_Datatype t;
         MPI_Type_contiguous(2, MPI_DOUBLE, &t);
         MPI_Type_commit(&t);
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < 3 + size; k++) { /* from root 0, then from every root in turn */
+            int root = k < 3 ? 0 : k - 3;
+            in[0] = in[1] = rank == root ? 10 * round + root : -1;
             before = caracal_coll_count();
-            MPI_Bcast(in, 1, t, 0, big);
+            MPI_Bcast(in, 1, t, root, big);
             CHECK(caracal_coll_count() == before, "round %d: a 16-byte bcast ran in Caracal", round);
+            CHECK(in[0] == 10 * round + root && in[1] == 10 * round + root, "round %d: bcast from %d gave %g",
+                  round, root, in[0]);
         }
         MPI_Datatype t_freed = t;
         MPI_Type_free(&t);
