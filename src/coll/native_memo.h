@@ -12,7 +12,7 @@
  * whichever rank is the root (coll/call.c, caracal_coll_call_bytes), and a call with an
  * invalid root goes to the library either way, which reports it. Keyed on the root, a call
  * whose root moves on every call (IMB's rooted benchmarks, a round-robin of roots) decided anew
- * every time: 650 instructions per call instead of ~55 (callgrind, Open MPI 5, gather 8 B at
+ * every time: 663 instructions per call instead of 54 (callgrind, Open MPI 5, gather 8 B at
  * 2 ranks in caracal-tune-bench --pattern rotate; the library's own call is 0.2 us). (The empty
  * memo below keeps the root: an empty call is done without the library only after its root was
  * checked.) A kept decision holds as long as both handles

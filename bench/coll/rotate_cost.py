@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Caracal's own instructions per call when the root moves on every call (callgrind, 2 ranks).
+
+IMB-MPI1 runs its rooted benchmarks with the root moving to the next rank on every call. A
+call that goes to the library costs Caracal a few comparisons when it repeats the family's last
+native call (coll/native_memo.h); this counts what a moving root costs against a fixed one.
+Per (library, family, root): bench/coll/rotate_calls.c makes N calls of 8 B on 2 ranks with
+libcaracal preloaded, both ranks under callgrind; Caracal's own count per call = (inclusive
+instructions of Caracal's MPI_<X> - those of the PMPI_<X> calls made from its entry point) / N.
+Instructions, not time: exact and the same on a loaded machine. Rank 0's figure is given (both
+ranks' agree to the instruction in every row measured).
+
+Usage: bench/coll/rotate_cost.py [--mpi openmpi5] [--families bcast,reduce,gather,scatter]
+                                 [--calls 5000] [--lib SO] [--out NAME]
+Writes bench/results/NAME.md and .json (default NAME: rotate-cost-<mpi>).
+"""
+import argparse
+import glob
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import benchlib  # noqa: E402
+from caracal import launch, mpilibs  # noqa: E402
+
+ROOT = benchlib.ROOT
+FAMILIES = ["bcast", "reduce", "gather", "scatter"]
+
+
+def own_per_call(cg_file, fam, calls):
+    """(inclusive Ir of Caracal's MPI_<fam>) - (Ir of the arcs from its entry functions to PMPI_<fam>), per call."""
+    out = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--tree=calling", "--threshold=100", cg_file],
+                         capture_output=True, text=True).stdout
+    name = "MPI_" + fam.capitalize()
+    whole, native, entry = None, 0, False
+    for line in out.splitlines():
+        m = re.match(r"\s*([\d,]+) \(.*\)\s+\*\s+\S*:(\w+) \[(\S+)\]", line)
+        if m:  # a function's block: Caracal's wrapper, entry point or its blocking half
+            entry = "libcaracal" in m.group(3) and (fam in m.group(2).lower() or m.group(2) == name)
+            if m.group(2) == name and "libcaracal" in m.group(3) and whole is None:
+                whole = int(m.group(1).replace(",", ""))
+            continue
+        m = re.match(r"\s*([\d,]+) \(.*\)\s+>\s+\S*:(\w+) \(", line)
+        if m and entry and m.group(2) == "P" + name:
+            native += int(m.group(1).replace(",", ""))
+    return round((whole - native) / calls, 1) if whole else None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mpi", default="openmpi5", choices=mpilibs.NAMES)
+    ap.add_argument("--families", default=",".join(FAMILIES))
+    ap.add_argument("--calls", type=int, default=5000)
+    ap.add_argument("--lib", default=None, help="a libcaracal.so other than the build's (e.g. an earlier commit's)")
+    ap.add_argument("--out", default=None)
+    a = ap.parse_args()
+    fams = a.families.split(",")
+    if any(f not in FAMILIES for f in fams) or a.calls < 1:
+        ap.error(f"--families from {', '.join(FAMILIES)}; --calls >= 1")
+    mpi = mpilibs.get(a.mpi)
+    lib = Path(a.lib) if a.lib else mpilibs.build_dir(a.mpi) / "lib" / "libcaracal.so"
+    if not lib.exists():
+        sys.exit(f"rotate_cost: {lib} is missing: build it first (make build MPI={a.mpi})")
+    tmp = tempfile.mkdtemp(prefix="caracal-rotate-")
+    exe = os.path.join(tmp, "rotate_calls")
+    subprocess.run(f"{mpi.compiler_command()} -O2 -o {exe} {ROOT / 'bench/coll/rotate_calls.c'}", shell=True,
+                   check=True, env=mpi.environment())
+    cells = {}
+    for fam in fams:
+        for mode in ("fixed", "rotate"):
+            stem = os.path.join(tmp, f"cg.{fam}.{mode}")
+            argv = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={stem}.%p", exe, fam, str(a.calls)]
+            argv += ["fixed"] if mode == "fixed" else []
+            p = subprocess.run(launch.mpiexec_command(a.mpi, 2, argv, env={"LD_PRELOAD": str(lib)}),
+                               env=launch.launcher_env(), capture_output=True, text=True, timeout=1800)
+            files = sorted(glob.glob(stem + ".*"))
+            if p.returncode or len(files) != 2:
+                sys.exit(f"rotate_cost: {fam} {mode} failed (exit {p.returncode}): {p.stderr.strip()[-300:]}")
+            per_rank = [own_per_call(f, fam, a.calls) for f in files]
+            cells[f"{fam}/{mode}"] = per_rank
+            print(f"{fam} {mode}: Caracal's own instructions per call {per_rank}", file=sys.stderr)
+    git = subprocess.run(["git", "-C", str(lib.resolve().parent), "rev-parse", "--short", "HEAD"],
+                         capture_output=True, text=True).stdout.strip()
+    doc = {"schema": "caracal.rotate-cost/1", "mpi": a.mpi, "calls": a.calls, "lib": str(lib), "commit": git,
+           "machine": benchlib.machine_description(), "cells": cells}
+    lines = ["<!-- generated by bench/coll/rotate_cost.py -->",
+             f"# Caracal's own instructions per rooted call of 8 B, root fixed or moving ({a.mpi})", "",
+             f"callgrind, 2 ranks, {a.calls} calls per row, libcaracal {lib} (checkout at {git}); the calls go to "
+             "the library by the default rules; Caracal's own = its MPI function's inclusive count minus the "
+             "library's PMPI function called from it, per call (rank 0; rank 1 in brackets).", "",
+             "| family | root 0 | root moving every call |", "|---|---:|---:|"]
+    for fam in fams:
+        f, r = cells[f"{fam}/fixed"], cells[f"{fam}/rotate"]
+        lines.append(f"| {fam} | {f[0]} ({f[1]}) | {r[0]} ({r[1]}) |")
+    benchlib.write_results(a.out or f"rotate-cost-{a.mpi}", doc, "\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
