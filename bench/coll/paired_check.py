@@ -8,7 +8,7 @@ repetitions and its 95% sign-test interval. --exe runs another build's caracal-t
 earlier commit's: a before/after of one change in the same window).
 
 Usage: bench/coll/paired_check.py LIB FAMILY SIZES PATTERN CANDS [--launches 5] [--reps 21]
-                                  [--exe PATH] [--label TEXT] --out NAME
+                                  [--exe PATH] [--preload SO] [--label TEXT] --out NAME
   e.g. paired_check.py openmpi5 gather 8 rotate pmpi,default --out rotate-before --exe OLD/bin/caracal-tune-bench
 Appends one row per (size, candidate) to bench/results/NAME.md and .json (one file collects a
 diagnosis of several cells).
@@ -37,6 +37,8 @@ def main():
     ap.add_argument("--launches", type=int, default=5)
     ap.add_argument("--reps", type=int, default=21)
     ap.add_argument("--exe", default=None, help="caracal-tune-bench of another build")
+    ap.add_argument("--preload", default=None, metavar="SO",
+                    help="LD_PRELOAD for the ranks (e.g. a shim whose MPI_X only calls PMPI_X: any interposer's cost)")
     ap.add_argument("--label", default="", help="what the row measures (e.g. 'before the fix')")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
@@ -49,7 +51,8 @@ def main():
     for k in range(a.launches):
         argv = [exe, a.family, "--sizes", a.sizes, "--cands", a.cands, "--reps", str(a.reps), "--pattern", a.pattern,
                 "--seed", str(seed0 + k)]
-        p = subprocess.run(launch.mpiexec_command(a.lib, 2, argv), env=launch.launcher_env(), capture_output=True,
+        env = {"LD_PRELOAD": a.preload} if a.preload else None
+        p = subprocess.run(launch.mpiexec_command(a.lib, 2, argv, env=env), env=launch.launcher_env(), capture_output=True,
                            text=True, timeout=600)
         cells = [json.loads(ln) for ln in p.stdout.splitlines() if ln.startswith("{") and "tune-cell" in ln]
         if p.returncode or not cells:
@@ -75,7 +78,7 @@ def main():
     for (b, cand), v in sorted(ratios.items()):
         m, lo, hi = median_ci(v)
         nat = benchlib.median(native[b])
-        row = dict(lib=a.lib, family=a.family, bytes=b, pattern=a.pattern, cand=cand, label=a.label, exe=exe,
+        row = dict(lib=a.lib, family=a.family, bytes=b, pattern=a.pattern, cand=cand, label=a.label, exe=exe, preload=a.preload,
                    native_us=round(nat, 3), ratio=round(m, 3), ci=[lo and round(lo, 3), hi and round(hi, 3)],
                    n=len(v), launches=a.launches, reps=a.reps, cands=cands,
                    load=[round(load0[0], 2), round(load1[0], 2)], time=time.strftime("%H:%M:%S", time.gmtime()))
