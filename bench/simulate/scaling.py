@@ -26,12 +26,11 @@ SELECTORS = ("ompi", "mpich", "mvapich2", "impi")
 CARACAL_ENV = {"CARACAL_BARRIER": "hier", "CARACAL_BCAST": "knomial",
                "CARACAL_ALLREDUCE": "recdbl@-64k ring@64k-"}
 # What SMPI runs for Caracal's own native calls (its start-up and hierarchy-build agreements,
-# allgather and the report's reduces): SMPI 3.32's mpich (and mvapich2, impi) allreduce,
-# bcast and reduce set up their SMP-aware layout on first use of a communicator
-# (Comm::init_smp), a ring allgather over every rank: n^2 messages, quadratic in host time
-# (at 16,384 ranks MPI_Init's world allreduce had not finished after 520 s of CPU). These
-# plain algorithms have no such set-up; the timed calls are Caracal's, so they do not change.
-CARACAL_NATIVE_CFG = ("smpi/allreduce:rdb", "smpi/bcast:binomial_tree", "smpi/reduce:binomial")
+# gather and the report's reduces): `caracal simulate` adds SMPI's plain algorithms for a run
+# with Caracal (sim/run.py CARACAL_NATIVE_CFG: the selectors' SMP-aware ones set up with n^2
+# messages on a communicator's first use). The timed calls are Caracal's, so they do not change.
+sys.path.insert(0, str(ROOT / "python"))
+from caracal.sim.run import CARACAL_NATIVE_CFG  # noqa: E402
 LINE = re.compile(r"coll_time: (\w+) (\d+) ranks=(\d+) us=([0-9.]+) min=([0-9.]+)")
 
 
@@ -41,8 +40,6 @@ def one_run(ranks, mapping, variant, ppn, iters, cfg=(), max_bytes=0):
     for c in cfg:
         cmd += ["--cfg", c]
     if variant == "caracal":
-        for c in CARACAL_NATIVE_CFG:
-            cmd += ["--cfg", c]
         for k, v in CARACAL_ENV.items():
             cmd += ["--env", f"{k}={v}"]
     else:
