@@ -375,7 +375,8 @@ static caracal_hier *build(MPI_Comm comm)
         int sock = socket_key();
         mine = sock < 0 ? -1 - nodekey : nodekey * 4096 + sock;
     }
-    /* local from here to the second agreement: the temporaries are taken and given back */
+    /* the temporaries are taken after the keys' exchange and given back before the second
+     * agreement (under SMPI only rank 0 takes them, between its gather and its broadcast) */
     int ok = shared ? levels_by_table(h, topo, mine, all) : levels_by_allgather(h, topo, mine, all);
     free(all);
     PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, h->dup);
