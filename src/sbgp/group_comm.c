@@ -1,4 +1,5 @@
-/* A level's group communicators: MPI_Comm_split by default, MPI_Comm_create_group under SMPI.
+/* A level's group communicators: MPI_Comm_split by default, MPI_Comm_create_group under SMPI;
+ * the hierarchy's private duplicate likewise.
  *
  * Every rank already holds the whole level (group[] from the allgathered keys), so it could
  * name its group's members itself. Real libraries split fast and that is one call on every
@@ -19,9 +20,26 @@ void caracal_group_comm(MPI_Comm dup, int me, int color, const int *members, int
     if (color < 0)
         return;
     MPI_Group all, mine;
+    int n;
     PMPI_Comm_group(dup, &all);
-    PMPI_Group_incl(all, k, members, &mine);
+    PMPI_Comm_size(dup, &n);
+    if (k == n) /* everybody, in order (members ascending): SMPI 3.32's incl checks its ranks in k^2 */
+        PMPI_Comm_group(dup, &mine);
+    else
+        PMPI_Group_incl(all, k, members, &mine);
     PMPI_Comm_create_group(dup, mine, 0, out);
     PMPI_Group_free(&mine);
+    PMPI_Group_free(&all);
+}
+
+void caracal_private_dup(MPI_Comm comm, MPI_Comm *out)
+{
+    if (!caracal_smpi()) {
+        PMPI_Comm_dup(comm, out);
+        return;
+    }
+    MPI_Group all;
+    PMPI_Comm_group(comm, &all);
+    PMPI_Comm_create_group(comm, all, 0, out);
     PMPI_Group_free(&all);
 }

@@ -8,6 +8,7 @@
 #include "progress.h"
 #include "under_smpi.h"
 #include "group_comm.h"
+#include "hier_table.h"
 void caracal_progress_drain(void); /* coll/call.c */
 #include <hwloc.h>
 #include <stdint.h>
@@ -90,11 +91,12 @@ static void socket_key_find(void)
     cached_socket = cached;
 }
 
-static void free_level(caracal_level *lv)
+static void free_level(caracal_level *lv, const caracal_hier *h)
 {
     if (lv->comm != MPI_COMM_NULL)
         PMPI_Comm_free(&lv->comm);
-    free(lv->group);
+    if (!h->table) /* a shared table's arrays are the table's */
+        free(lv->group);
     free(lv->members);
     memset(lv, 0, sizeof *lv);
     lv->comm = MPI_COMM_NULL;
@@ -109,7 +111,8 @@ void caracal_hier_release(caracal_hier *h)
         return;
     caracal_shm_hier_free(h);
     for (int l = 0; l < h->nlevels; l++)
-        free_level(&h->level[l]);
+        free_level(&h->level[l], h);
+    caracal_hier_table_release(h->table);
     h->flat.comm = MPI_COMM_NULL; /* it is dup */
     PMPI_Comm_free(&h->dup);
     free(h);
@@ -200,6 +203,7 @@ static int add_level(caracal_hier *h, const char *kind, build_tmp *t)
     lv->comm = MPI_COMM_NULL;
     lv->kind = kind;
     lv->maxgroup = maxg;
+    lv->ngroups = ngroups;
     lv->rank = -1;
     if (part[me]) { /* my group's members, ascending: their ranks in its communicator */
         int mine = group[me], k = 0;
@@ -302,17 +306,43 @@ static int compute_levels(caracal_hier *h, const caracal_topology *topo, const l
     return rc < 0 ? -1 : 0;
 }
 
+/* The levels from every rank's key, with a real library: an allgather, and every rank
+ * computes them (each holds its own group arrays). 1 ok, 0 out of memory. */
+static int levels_by_allgather(caracal_hier *h, const caracal_topology *topo, long long mine, long long *all)
+{
+    PMPI_Allgather(&mine, 1, MPI_LONG_LONG, all, 1, MPI_LONG_LONG, h->dup);
+    return compute_levels(h, topo, all) == 0;
+}
+
+/* Under SMPI (sbgp/hier_table.h): the keys gathered to rank 0 (`all` there only), which
+ * computes the levels once and broadcasts the address of their table; every rank takes its
+ * own groups' members from it. 1 ok, 0 out of memory (on this rank; the caller agrees). */
+static int levels_by_table(caracal_hier *h, const caracal_topology *topo, long long mine, long long *all)
+{
+    caracal_hier_table *t = NULL;
+    PMPI_Gather(&mine, 1, MPI_LONG_LONG, all, 1, MPI_LONG_LONG, 0, h->dup);
+    if (h->rank == 0 && compute_levels(h, topo, all) == 0)
+        t = caracal_hier_table_make(h); /* NULL: the caller frees the levels, still rank 0's */
+    PMPI_Bcast(&t, (int)sizeof t, MPI_BYTE, 0, h->dup);
+    if (!t)
+        return 0;
+    return h->rank == 0 || caracal_hier_table_use(h, t) == 0;
+}
+
 static caracal_hier *build(MPI_Comm comm)
 {
     static long serials;
-    int n = 0;
+    int n = 0, me = 0;
     PMPI_Comm_size(comm, &n);
+    PMPI_Comm_rank(comm, &me);
+    /* one table for every rank under SMPI: only rank 0 gathers the keys */
+    int shared = caracal_smpi();
     caracal_hier *h = calloc(1, sizeof *h);
-    long long *all = malloc((size_t)n * sizeof *all);
+    long long *all = !shared || me == 0 ? malloc((size_t)n * sizeof *all) : NULL;
     const caracal_topology *topo = caracal_topology_get();
     /* the first agreement (comm: every rank is in this blocking collective, as for the dup),
      * also on whether every rank reads CARACAL_TOPOLOGY (what the allgather carries) */
-    int agree[2] = {h && all, topo != NULL};
+    int agree[2] = {h && (all || (shared && me != 0)), topo != NULL};
     PMPI_Allreduce(MPI_IN_PLACE, agree, 2, MPI_INT, MPI_MIN, comm);
     if (!agree[0]) {
         free(h);
@@ -324,7 +354,7 @@ static caracal_hier *build(MPI_Comm comm)
     h->serial = (unsigned long)caracal_add_long(&serials, 1); /* threads build hierarchies of distinct communicators at once */
     h->comm = comm;
     h->refs = 1;
-    PMPI_Comm_dup(comm, &h->dup);
+    caracal_private_dup(comm, &h->dup);
     PMPI_Comm_rank(h->dup, &h->rank);
     PMPI_Comm_size(h->dup, &h->size);
 
@@ -345,15 +375,15 @@ static caracal_hier *build(MPI_Comm comm)
         int sock = socket_key();
         mine = sock < 0 ? -1 - nodekey : nodekey * 4096 + sock;
     }
-    PMPI_Allgather(&mine, 1, MPI_LONG_LONG, all, 1, MPI_LONG_LONG, h->dup);
-
-    /* local from here to the second agreement: the temporaries are taken and given back */
-    int ok = compute_levels(h, topo, all) == 0;
+    /* the temporaries are taken after the keys' exchange and given back before the second
+     * agreement (under SMPI only rank 0 takes them, between its gather and its broadcast) */
+    int ok = shared ? levels_by_table(h, topo, mine, all) : levels_by_allgather(h, topo, mine, all);
     free(all);
     PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, h->dup);
     if (!ok) {
         for (int l = 0; l < h->nlevels; l++) /* (add_level gave back a level it could not finish) */
-            free_level(&h->level[l]);
+            free_level(&h->level[l], h);
+        caracal_hier_table_release(h->table);
         PMPI_Comm_free(&h->dup);
         free(h);
         return NULL;
@@ -382,11 +412,8 @@ static caracal_hier *build(MPI_Comm comm)
     int len = 0;
     h->desc[0] = 0;
     for (int l = 0; l < h->nlevels; l++) {
-        int ngroups = 0;
-        for (int i = 0; i < n; i++)
-            ngroups += caracal_level_group(h, l, i) == i;
         len += snprintf(h->desc + len, sizeof h->desc - len, "%s%s(%dx%d)", l ? "+" : "", h->level[l].kind,
-                        ngroups, h->level[l].maxgroup);
+                        h->level[l].ngroups, h->level[l].maxgroup);
         if (len >= (int)sizeof h->desc)
             break;
     }

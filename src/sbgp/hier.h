@@ -33,6 +33,7 @@ typedef struct {
     int *members;       /* my group's comm ranks, ascending = their ranks in comm (size of
                            them); NULL if I am absent, or for the flat level (every rank) */
     int maxgroup;       /* largest group size at this level (the same on every rank) */
+    int ngroups;        /* how many groups (the same on every rank) */
     int everyone;       /* the flat level: every comm rank, in order */
 } caracal_level;
 
@@ -48,6 +49,8 @@ typedef struct caracal_hier {
     void *shm;          /* bcol/shm state of my node group, or NULL */
     char desc[96];      /* e.g. "node(2x2)+top(2)" */
     unsigned long serial; /* unique per hierarchy built in this process (memos key on it, not the address) */
+    struct caracal_hier_table *table; /* under SMPI: the levels' group arrays, shared by every rank
+                                         (sbgp/hier_table.h); NULL: they are this rank's own */
 } caracal_hier;
 
 /** The hierarchy of an intracommunicator, built if it has none yet: collective over comm,

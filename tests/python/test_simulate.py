@@ -16,6 +16,7 @@ pytestmark = pytest.mark.skipif(shutil.which("smpicc") is None,
                                 reason="SimGrid SMPI not installed (scripts/setup.sh installs libsimgrid-dev)")
 
 SIM_COLL = ROOT / "tests" / "simulate" / "sim_coll.c"
+SIM_BARRIER = ROOT / "tests" / "simulate" / "sim_barrier.c"
 FORCED = ["--env", "CARACAL_COLL=force", "--env", "CARACAL_BARRIER=hier", "--env", "CARACAL_BCAST=knomial",
           "--env", "CARACAL_REDUCE=knomial", "--env", "CARACAL_ALLREDUCE=recdbl@-64k ring@64k-",
           "--env", "CARACAL_ALLGATHER=hier", "--env", "CARACAL_ALLTOALL=hier", "--env", "CARACAL_SCAN=hier"]
@@ -51,11 +52,31 @@ def test_round_robin_mapping_groups_by_host(tmp_path):
     assert "node(4x4)={0,4,8,12}{1,5,9,13}{2,6,10,14}{3,7,11,15} top(1x4)={0,1,2,3}" in p.stdout
 
 
+def test_every_rank_reads_the_same_levels_private_to_caracal(tmp_path):
+    """Under SMPI rank 0 computes the levels and every other rank reads them from one shared
+    table (sbgp/hier_table.h): every rank must log the levels of the simulated hosts. A 64-byte
+    auto-shared threshold would give the program's blocks of 64 bytes and more one copy for all
+    ranks; Caracal's own memory must stay private under it (the keys of 24 ranks are 192 bytes:
+    shared, every rank saw the same key). With Caracal linked, SMPI's plain algorithms run what
+    it leaves native."""
+    p = run_cli("simulate", "--platform", "cluster", "--ranks", 24, "--ppn", 4, "--mapping", "roundrobin",
+                "--cfg", "smpi/auto-shared-malloc-thresh:64", "--env", "CARACAL_LOG=hier",
+                "--env", "CARACAL_LOG_RANKS=all", "--", SIM_BARRIER, timeout=600)
+    assert p.returncode == 0, p.stdout + p.stderr
+    want = ("hier ranks=24 node(6x4)={0,6,12,18}{1,7,13,19}{2,8,14,20}{3,9,15,21}{4,10,16,22}{5,11,17,23} "
+            "top(1x6)={0,1,2,3,4,5}")
+    lines = [ln.split(": ", 1)[1] for ln in p.stdout.splitlines() if ": hier ranks=" in ln]
+    assert lines == [want] * 24
+    assert summary(p)["native_cfg"] == ["smpi/allreduce:rdb", "smpi/bcast:binomial_tree", "smpi/reduce:binomial"]
+    assert "Switch to algorithm rdb for collective allreduce" in p.stdout
+
+
 def test_without_caracal_no_caracal_lines(tmp_path):
     p = run_cli("simulate", "--platform", "cluster", "--ranks", 8, "--ppn", 4, "--no-caracal",
                 "--env", "CARACAL_LOG=all", "--", SIM_COLL, timeout=600)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "sim_coll: ok 8 ranks" in p.stdout and "caracal[" not in p.stdout
+    assert summary(p)["native_cfg"] == []  # SMPI's selector alone: the flat baseline
 
 
 @pytest.mark.parametrize("kind,ranks,ppn", [("torus", 16, 2), ("fattree", 24, 1), ("wan", 8, 1)])

@@ -19,7 +19,9 @@ levels), wan (four clusters joined by wide-area links, MC-MPI's round trips).
 Ranks go on nodes of --ppn cores in blocks, round-robin, or as a FILE lists them
 (one host per rank, in rank order; `caracal map --format mpich` writes one).
 Caracal sees each simulated node as a host: its node level comes from SMPI's
-MPI_COMM_TYPE_SHARED.
+MPI_COMM_TYPE_SHARED. With Caracal linked, what it leaves native runs SMPI's plain
+algorithms (smpi/allreduce:rdb, bcast:binomial_tree, reduce:binomial; a --cfg of the same
+name wins): the selectors' SMP-aware ones set up with n^2 messages on first use.
 
 Examples:
   caracal simulate --platform cluster --ranks 64 --ppn 16 -- tests/simulate/sim_coll.c
@@ -89,11 +91,13 @@ def run(args):
     else:
         build.plain_program(source, exe)
     cmd = simrun.smpirun_command(exe.resolve(), prog_args, args.ranks, (out / "platform.xml").resolve(),
-                                 (out / "hostfile").resolve(), args.platform, args.selector, args.cfg)
+                                 (out / "hostfile").resolve(), args.platform, args.selector, args.cfg,
+                                 caracal=lib is not None)
     res = simrun.run(cmd, env, out, out / "smpi.log")
     summary = {"platform": args.platform, "ranks": args.ranks, "nodes": nodes, "ppn": args.ppn,
                "mapping": args.mapping if args.mapping in ("block", "roundrobin") else str(args.mapping),
-               **({"extents": list(extents)} if extents else {}), "selector": args.selector, "caracal": lib is not None, "env": env,
+               **({"extents": list(extents)} if extents else {}), "selector": args.selector, "caracal": lib is not None,
+               "native_cfg": simrun.native_cfg(lib is not None, args.cfg), "env": env,
                "exit": res["exit"], "simulated_s": res["simulated_s"], "wall_s": res["wall_s"], "cpu_s": res["cpu_s"],
                "peak_rss_bytes": res["peak_rss_bytes"], "peak_pss_bytes": res["peak_pss_bytes"], "load": os.getloadavg()[0]}
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")

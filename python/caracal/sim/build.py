@@ -8,8 +8,12 @@ before MPI_* resolve to SMPI's weak ones) into the program: its strong MPI_* win
 rank has its own Caracal state. LD_PRELOAD would need -no-privatize, one Caracal shared by
 all ranks. Caracal's thread-locals are built as plain globals (-D__thread=): every simulated
 rank runs on the one host thread, so a thread-local would be shared by all ranks, while
-globals are privatized per rank (run.py: smpi/privatization:mmap). The archive is cached by
-the hash of the sources and of smpicc's version.
+globals are privatized per rank (run.py: smpi/privatization:mmap). Caracal's own malloc and
+calloc are the C library's (-DSMPI_NO_OVERRIDE_MALLOC): smpicc's forced smpi_helpers.h would
+give every block of at least smpi/auto-shared-malloc-thresh bytes one physical copy shared by
+all ranks allocating at that line, garbage for what Caracal decides with (the hierarchy's keys
+at 8,192 ranks: every rank saw the same). The program's own allocations keep SMPI's rule.
+The archive is cached by the hash of the sources and of smpicc's version.
 """
 import hashlib
 import os
@@ -24,8 +28,9 @@ from .. import mpilibs
 from ..errors import UsageError
 
 SOURCE_DIRS = ("core", "prof", "map", "coll", "coll/*", "ml", "sbgp", "bcol/p2p", "bcol/shm")
-# thread-locals become per-rank globals (see above); their tls_model attributes vanish
-CFLAGS = ["-O2", "-g", "-D__thread=", "-Dtls_model(m)=unused"]
+# thread-locals become per-rank globals (see above); their tls_model attributes vanish; Caracal's
+# memory is each rank's own, never auto-shared (see above). CFLAGS[:2] also build programs.
+CFLAGS = ["-O2", "-g", "-D__thread=", "-Dtls_model(m)=unused", "-DSMPI_NO_OVERRIDE_MALLOC"]
 LIBS = ["-lhwloc", "-ldl", "-lm"]
 
 
