@@ -49,6 +49,11 @@ KERNELS = {
     # 64 Ki keys (256 KiB) per rank: 1 KiB to every other rank per iteration, 32 peers at a time (MPICH)
     "is": (HERE / "is_kernel.c", ["65536", "2", "32"], re.compile(r"([0-9.]+) s per iteration")),
 }
+# halo with 20 sweeps instead of 10, under a few of halo's mappings: (time20 - time10) / 10 is
+# the cost of one sweep without what happens once (the barrier before the timer, the startup,
+# the allreduce after the tenth sweep, which both runs have).
+KERNELS["halo20"] = (KERNELS["halo"][0], KERNELS["halo"][1][:-1] + ["20"], KERNELS["halo"][2])
+DIAGNOSTIC = {"halo20": ("hostname3021", "hostname1203", "qap")}
 RANDOM_SEEDS = (1, 2, 3)
 SAVED_TOPO = ROOT / "bench" / "results" / "mcmpi-topology.json.gz"  # L and hosts from nodemap()
 # caracal map's search: several tabu walks (seeds 1..MAP_STARTS), MAP_TIME wall seconds each.
@@ -231,10 +236,12 @@ def measure(args):
     # halo's orders before IS's: IS's traffic is all-to-all and even, its orders differ least.
     # The orders most likely to be the best come first (slowest slab boundary, then the sum of
     # the three), so a run cut short has measured the candidates for "best hostname order".
+    maps["qap"] = work / "map-qap-halo"  # used by the diagnostic kernels only
     todo = [(k, name) for k in kernels
-            for name in ["identity"] + [f"random{s}" for s in RANDOM_SEEDS]
-            + ["square" + q for q in SQUARES.get(k, ())]
-            + sorted((n for n in maps if n.startswith("hostname")), key=order_promise)
+            for name in (DIAGNOSTIC[k] if k in DIAGNOSTIC else
+                         ["identity"] + [f"random{s}" for s in RANDOM_SEEDS]
+                         + ["square" + q for q in SQUARES.get(k, ())]
+                         + sorted((n for n in maps if n.startswith("hostname")), key=order_promise))
             if (k, name) not in done]
 
     def blind(item):
@@ -274,7 +281,8 @@ def measure(args):
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         futs = []
         for k in kernels:
-            futs.append(pool.submit(informed, k))
+            if k not in DIAGNOSTIC:
+                futs.append(pool.submit(informed, k))
             futs += [pool.submit(blind, it) for it in todo if it[0] == k]
         for f in futs:
             f.result()
@@ -282,7 +290,7 @@ def measure(args):
 
 def summarize(state):
     out = {}
-    for kernel in sorted({r["kernel"] for r in state["runs"]}):
+    for kernel in sorted({r["kernel"] for r in state["runs"]} - set(DIAGNOSTIC)):
         t = {r["mapping"]: r["time_s"] for r in state["runs"] if r["kernel"] == kernel and r["mapping"] != "profile"}
         rnd = sorted(v for k, v in t.items() if k.startswith("random"))
         host = {k[8:]: v for k, v in t.items() if k.startswith("hostname")}
@@ -301,8 +309,15 @@ def summarize(state):
     return out
 
 
+WAN_BYTES_PER_S = 125e6  # platform.WAN_BW
+HALO_SWEEPS = 10
+
+
 def predicted_costs(work, kernel):
-    """sum T x L of each simulated mapping, from the kernel's profile and the measured topology."""
+    """For each simulated mapping: sum T x L (caracal map's objective, byte-seconds) from the
+    kernel's profile and the measured topology, and the link model of a bulk-synchronous
+    sweep: HALO_SWEEPS x the slowest cluster pair's (one-way latency + its bytes per sweep at
+    the wide-area link's bandwidth, both directions sharing the link as in the platform)."""
     prof, topo = work / f"profile-{kernel}.json", work / "topo.json"
     if not prof.exists() or not topo.exists():
         return {}
@@ -315,14 +330,44 @@ def predicted_costs(work, kernel):
         name = f.name[4:]
         if name.endswith(f"-{kernel}"):
             name = name[: -len(kernel) - 1]
-        if f.suffix == ".json" or not (name.startswith(("hostname", "identity", "square")) or name in ("qap", "qap1")):
+        if f.suffix == ".json" or not (name.startswith(("hostname", "identity", "square", "random"))
+                                       or name in ("qap", "qap1")):
             continue
         hosts = [ln.split(":")[0] for ln in f.read_text().split()]
         if len(hosts) != RANKS or any(h not in index for h in hosts):
             continue
         p = [index[h] for h in hosts]
-        out[name] = sum(t * L[p[i]][p[j]] for i, j, t in pairs)
+        site = [int(h.split("-")[0][len("site"):]) for h in hosts]
+        wan = {}
+        for i, j, t in pairs:
+            if site[i] != site[j]:
+                k = tuple(sorted((site[i], site[j])))
+                wan[k] = wan.get(k, 0) + t
+        links = max((platform.WAN_RTT_MS[k] / 2e3 * HALO_SWEEPS + b / WAN_BYTES_PER_S for k, b in wan.items()),
+                    default=0.0)
+        out[name] = {"sum": sum(t * L[p[i]][p[j]] for i, j, t in pairs), "links": links,
+                     "wan_mib": {f"{a}-{b}": round(v / 2**20, 2) for (a, b), v in sorted(wan.items())}}
     return out
+
+
+def spearman(x, y):
+    """Rank correlation, ties given their mean rank."""
+    def ranks(v):
+        order = sorted(range(len(v)), key=lambda i: v[i])
+        r = [0.0] * len(v)
+        i = 0
+        while i < len(v):
+            j = i
+            while j + 1 < len(v) and v[order[j + 1]] == v[order[i]]:
+                j += 1
+            for k in range(i, j + 1):
+                r[order[k]] = (i + j) / 2
+            i = j + 1
+        return r
+    a, b = ranks(x), ranks(y)
+    ma, mb = sum(a) / len(a), sum(b) / len(b)
+    cov = sum((p - ma) * (q - mb) for p, q in zip(a, b))
+    return cov / (sum((p - ma) ** 2 for p in a) * sum((q - mb) ** 2 for q in b)) ** 0.5
 
 
 def report(args):
@@ -374,17 +419,19 @@ def report(args):
               "puts the 64-rank slabs x = 0-1, 2-3, 4-5, 6-7 on the clusters in that order and three cluster pairs "
               "exchange faces. Predicted: `caracal map`'s objective (sum of T x L, byte-seconds) for that mapping "
               "with the measured T and L:", "",
-              "| mapping | slowest boundary round trip (ms) | sum of the three (ms) | predicted byte-s | halo s |",
-              "|---|---:|---:|---:|---:|"]
+              "| mapping | slowest boundary round trip (ms) | sum of the three (ms) | predicted byte-s | link model s | halo s |",
+              "|---|---:|---:|---:|---:|---:|"]
     label = {"qap": "QAP", "qap1": "QAP, 1 search", "identity": "identity"}
-    for r in sorted((r for r in state["runs"] if r["kernel"] == "halo" and r["mapping"] != "profile"
-                     and not r["mapping"].startswith("random")), key=lambda r: r["time_s"]):
-        c = pred.get(r["mapping"])
-        c = f"{c:,.0f}" if c is not None else "-"
+    for r in sorted((r for r in state["runs"] if r["kernel"] == "halo" and r["mapping"] != "profile"),
+                    key=lambda r: r["time_s"]):
+        pr = pred.get(r["mapping"])
+        c = (f"{pr['sum']:,.0f} | {pr['links']:.4f}" if pr else "- | -")
         if r["mapping"].startswith("hostname"):
             o = [int(ch) for ch in r["mapping"][8:]]
             rtts = [platform.WAN_RTT_MS[tuple(sorted(p))] for p in zip(o, o[1:])]
             lines.append(f"| {r['mapping'][8:]} | {max(rtts)} | {sum(rtts):.1f} | {c} | {r['time_s']:.3f} |")
+        elif r["mapping"].startswith("random"):
+            lines.append(f"| {r['mapping']} | | | {c} | {r['time_s']:.3f} |")
         elif r["mapping"].startswith("square"):
             o = r["mapping"][6:]
             rtts = [platform.WAN_RTT_MS[tuple(sorted((int(a), int(b))))] for a, b in zip(o, o[1:] + o[0])]
@@ -399,6 +446,14 @@ def report(args):
         lines += ["", f"Every {k} run, fastest first (simulated s): "
                   + ", ".join(f"{label.get(r['mapping'], r['mapping'].replace('hostname', ''))} {r['time_s']:.4f}"
                               for r in rows) + "."]
+    sim = {r["mapping"]: r["time_s"] for r in state["runs"] if r["kernel"] == "halo" and r["mapping"] in pred}
+    if len(sim) > 2:
+        names = sorted(sim)
+        rho = {k: spearman([pred[n][k] for n in names], [sim[n] for n in names]) for k in ("sum", "links")}
+        below = all(pred[n]["links"] <= sim[n] + 5e-4 for n in names)
+        lines += ["", f"Over these {len(names)} mappings, Spearman's rank correlation with the simulated time: "
+                  f"{rho['sum']:.2f} for the predicted sum, {rho['links']:.2f} for the link model"
+                  + (" (which is below every simulated time: a lower bound)." if below else ".")]
     lines += ["", "Goals (issue 19): QAP at least 3x faster than random, and within 5% of the best hostname order.", ""]
     for k, s in summ.items():
         g1 = s.get("random_over_qap")
