@@ -243,7 +243,7 @@ def measure(args):
                          ["identity"] + [f"random{s}" for s in RANDOM_SEEDS]
                          + ["square" + q for q in SQUARES.get(k, ())]
                          + sorted((n for n in maps if n.startswith("hostname")), key=order_promise))
-            if (k, name) not in done]
+            if (k, name) not in done and (not args.mappings or name in args.mappings.split(","))]
 
     def blind(item):
         k, name = item
@@ -275,7 +275,7 @@ def measure(args):
                                    "starts": doc["starts"], "time_per_start": MAP_TIME,
                                    "traffic_bytes": sum(map(sum, json.loads(prof.read_text())["traffic"]["bytes"]))}
             save()
-        if (k, "qap") not in done:
+        if (k, "qap") not in done and (not args.mappings or "qap" in args.mappings.split(",")):
             save(simulate(work, "qap", k, qap))
 
     # kernel by kernel (with --jobs 1 one kernel's table is complete before the next starts)
@@ -514,6 +514,7 @@ def main():
     ap.add_argument("--work", required=True, help="working directory (resumable)")
     ap.add_argument("--kernels", default="halo,is")
     ap.add_argument("--report", action="store_true")
+    ap.add_argument("--mappings", help="only these mappings (comma-separated names, e.g. qap,identity)")
     ap.add_argument("--jobs", type=int, default=2, help="simulations at once (default 2)")
     args = ap.parse_args()
     return report(args) if args.report else measure(args)
