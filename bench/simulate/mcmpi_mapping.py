@@ -297,7 +297,10 @@ def summarize(state):
         host = {k[8:]: v for k, v in t.items() if k.startswith("hostname")}
         best = min(host, key=host.get) if host else None
         worst = max(host, key=host.get) if host else None
-        s = {"identity": t.get("identity"), "qap": t.get("qap"), "qap1": t.get("qap1"),
+        prof = [r["time_s"] for r in state["runs"] if r["kernel"] == kernel and r["mapping"] == "profile"
+                and r.get("time_s") is not None]
+        s = {"identity": t.get("identity", prof[0] if prof else None), "qap": t.get("qap"), "qap1": t.get("qap1"),
+             "identity_from_profile": "identity" not in t and bool(prof),
              "squares": {k[6:]: v for k, v in t.items() if k.startswith("square")},
              "random_median": rnd[len(rnd) // 2] if rnd else None, "random": rnd,
              "hostname_best": host.get(best), "hostname_best_order": best,
@@ -402,10 +405,15 @@ def report(args):
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for k, s in summ.items():
         f = lambda v: "-" if v is None else f"{v:.4f}"  # noqa: E731
-        lines.append(f"| {k} | {f(s['identity'])} | {f(s['random_median'])} ({len(s['random'])}) | "
+        lines.append(f"| {k} | {f(s['identity'])}{'*' if s['identity_from_profile'] else ''} | "
+                     f"{f(s['random_median'])} ({len(s['random'])}) | "
                      f"{s['hostname_orders']} of 24 | {f(s['hostname_best'])} "
                      f"({s['hostname_best_order']}) | {f(s['hostname_worst'])} ({s['hostname_worst_order']}) | "
                      f"{f(s['qap'])} | {s.get('random_over_qap', '-')}x | {s.get('qap_over_best_hostname', '-')} |")
+    if any(s["identity_from_profile"] for s in summ.values()):
+        lines += ["", "\\* the profile run (identity mapping, CARACAL_PROFILE on, which costs host CPU but no simulated "
+                  "time): for IS the invocation `65536 2 32`, two iterations with the first untimed, instead of "
+                  "`65536 1 32 light`."]
     lines += ["", "Predicted cost of `caracal map` (byte-seconds: sum of T x L):", "",
               "| kernel | traffic bytes | QAP | each search (seed: cost) | identity | random (median of 5) | hostname order | solve wall s |",
               "|---|---:|---:|---|---:|---:|---:|---:|"]
@@ -439,6 +447,16 @@ def report(args):
             lines.append(f"| square {o} (by hand) | {max(rtts)} | {sum(rtts):.1f} (four) | {c} | {r['time_s']:.3f} |")
         else:
             lines.append(f"| **{label.get(r['mapping'], r['mapping'])}** | | | {c} | {r['time_s']:.3f} |")
+    ipred = predicted_costs(work, "is")
+    if ipred:
+        orders = [v["sum"] for n, v in ipred.items() if n.startswith("hostname")]
+        rnd = sorted(v["sum"] for n, v in ipred.items() if n.startswith("random"))
+        qs = ipred.get("qap", {}).get("sum")
+        lines += ["", f"IS's predicted cost (sum of T x L, byte-seconds; T from the profile): the {len(orders)} hostname "
+                  f"orders {min(orders):,.0f}-{max(orders):,.0f}, random {', '.join(f'{x:,.0f}' for x in rnd)}"
+                  + (f", QAP {qs:,.0f} ({qs / rnd[len(rnd) // 2]:.3f} of the median random)" if qs else "")
+                  + ". The traffic is all-to-all and nearly even, so every mapping puts about the same bytes on "
+                  "every cluster pair: no placement can change the sum by more than the counts' scatter."]
     for k in summ:
         if k == "halo":
             continue
