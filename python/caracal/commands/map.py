@@ -36,7 +36,9 @@ profile has. It prints the predicted cost (bytes x seconds) of the QAP mapping
 against identity, random (median of 5 seeds) and hostname order, and with --out
 writes an Open MPI rankfile ("rank i=host slot=core", or slot=* where the
 topology's rank was not bound to one core) or, with --format mpich,
-a Hydra machinefile (one "host:1" line per rank, in rank order).
+a Hydra machinefile (one "host:1" line per rank, in rank order). --starts K runs
+K searches (seeds SEED..SEED+K-1, each with the whole budget) and keeps the lowest
+cost; --json then lists each search's cost under "starts".
 """
 
 
