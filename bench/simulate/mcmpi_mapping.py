@@ -85,8 +85,9 @@ NOTES = [
     "instead of one) QAP takes 0.169 s and the four orders whose slowest pair is the 8.1 ms one 0.178 (3021), "
     "0.185 (1203, 3012) and 0.189 s (2103): QAP is 5% faster than the best of them. Sweeps 11-20 cost 7.9 ms each "
     "under QAP, 9.4-9.5 ms under those orders and 15.7 ms under random2, so random / QAP stays 1.9x (0.325 / "
-    "0.169). The squares' sweep is cheaper, as the link model says (6.8 against 8.2 ms), but their start is dearer "
-    "(10 sweeps: 0.090 against 0.083 s), and the kernel's 10 timed sweeps are mostly start. The other 20 orders "
+    "0.169). The squares' sweep is cheaper, as the link model says (6.8 against 8.2 ms), but their first 10 sweeps "
+    "average 9.0 ms against 3021's 8.3 (3021's first sweeps run faster than its later ones, QAP's slower), and 10 "
+    "sweeps are too few for the steady cost to decide. The other 20 orders "
     "were not run at 20 sweeps; each needs at least its 10-sweep time plus 10 link-model sweeps (every simulated "
     "sweep cost at least the model: 9.4-9.5 against 8.2, 7.9 against 6.8, 15.7 against 15.7 ms), which is 0.177 s "
     "or more for all of them (3120: 0.088 + 10 x 8.9 ms), above QAP's 0.169. A solver's real run (hundreds of sweeps) is in this regime.",
@@ -108,11 +109,12 @@ NOTES = [
     "communication only).",
     "- **Mirror-image orders** (same three cluster pairs, same sum, same link model) differ at 10 sweeps: 3021 "
     "0.083 s, 1203 0.090 s, 3012 0.091 s, 2103 0.095 s. The difference is paid once: at 20 sweeps 3021 and 1203 "
-    "take 0.178 and 0.185 s, the same 7 ms apart, and their sweeps 11-20 cost the same 9.5 ms. It lies in the "
-    "start (the barrier before the timer releases the clusters at different times, and the first sweeps run from "
-    "that skew), which depends on where rank 0, the root of Caracal's barrier and allreduce trees, sits: cluster 3 "
-    "for 3021 and 3012, cluster 1 and 2 for 1203 and 2103. Not traced further; no objective over T and L sees it. "
-    "Over 10 sweeps this once-only part (up to 12 ms among the four orders) is larger than the 5% margin of goal 2.",
+    "take 0.178 and 0.185 s, the same 7 ms apart, and their sweeps 11-20 cost the same 9.5 ms. 3012 and 2103 "
+    "likewise (9.4 ms per sweep, 0.185 and 0.189 s). So it lies in the start: the barrier before the timer, "
+    "which releases the clusters at different times, and the first sweeps that run from that skew. Not traced "
+    "further; it is not where rank 0 (the root of Caracal's barrier and allreduce trees) sits alone: 3021 and 3012 "
+    "both have rank 0 on cluster 3 and differ by 8 ms. No objective over T and L sees it, and over 10 sweeps this "
+    "once-only part (up to 12 ms among the four orders) is larger than goal 2's 5% margin.",
     "- **IS: the sum is flat, the time is not.** The traffic is all-to-all and nearly even (2,048 +- 90 bytes "
     "per pair over the profile's two iterations), so every mapping's sum of T x L is within 0.3% of every other's "
     "and `caracal map`'s QAP is as good as a random permutation by its own measure (0.997 of the median random). "
