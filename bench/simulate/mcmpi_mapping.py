@@ -124,7 +124,9 @@ NOTES = [
     "scattered placement (random, and QAP, whose permutation is as scattered as a random one) spreads every batch "
     "over all six pairs: counted from the mappings, the busiest pair carries up to 3 MiB in one batch under a "
     "block placement and about 1 MiB under random or QAP, and the eight batches' busiest pairs take 109 ms "
-    "against 69-70 ms at 125 MB/s, the 40 ms between identity (0.227 s) and QAP (0.186 s). QAP is therefore as fast as random (goal 1 cannot hold: nothing separates them, in the "
+    "against 69-70 ms at 125 MB/s, the 40 ms between identity (0.227 s) and QAP (0.186 s). All 24 hostname orders "
+    "count the same 109 ms (an order of the clusters only renames the pairs), so the orders not simulated are no "
+    "nearer QAP than those that were. QAP is therefore as fast as random (goal 1 cannot hold: nothing separates them, in the "
     "model or in the traffic) and faster than the block orders, for a reason its objective does not contain.",
     "- **L measured in the simulation matches the platform**: nodemap's one-way latencies are the platform's "
     "(e.g. site0-site1 2.185 ms = 15 us + 2.15 ms + 20 us), and the four clusters were found as one latency "
