@@ -36,7 +36,9 @@ profile has. It prints the predicted cost (bytes x seconds) of the QAP mapping
 against identity, random (median of 5 seeds) and hostname order, and with --out
 writes an Open MPI rankfile ("rank i=host slot=core", or slot=* where the
 topology's rank was not bound to one core) or, with --format mpich,
-a Hydra machinefile (one "host:1" line per rank, in rank order).
+a Hydra machinefile (one "host:1" line per rank, in rank order). --starts K runs
+K searches (seeds SEED..SEED+K-1, each with the whole budget) and keeps the lowest
+cost; --json then lists each search's cost under "starts".
 """
 
 
@@ -62,6 +64,9 @@ def add_arguments(p):
     p.add_argument("--iterations", metavar="N", type=int,
                    help="stop after N moves (tabu) or constructions (grasp) instead of a time budget")
     p.add_argument("--seed", metavar="K", type=int, default=1, help="random seed (default 1)")
+    p.add_argument("--starts", metavar="K", type=int, default=1,
+                   help="with --profile: K searches (seeds SEED..SEED+K-1, each with the full --time or "
+                        "--iterations, one after the other), the lowest cost kept (default 1)")
     p.add_argument("--method", choices=("auto", "tabu", "grasp"), default="auto",
                    help="auto (= tabu, the stronger search), tabu, or grasp")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -107,10 +112,12 @@ def run(args):
     if args.qaplib is None:
         if args.profile is None or args.topology is None:
             raise UsageError("--profile and --topology go together")
+        if args.starts < 1:
+            raise UsageError(f"--starts needs a positive integer, not {args.starts}")
         time = _positive_float(args.time) if args.time is not None else None
         return map_profile.run(args, _solver(), time)
-    if args.out or args.force:
-        raise UsageError("--out and --force go with --profile, not --qaplib")
+    if args.out or args.force or args.starts != 1:
+        raise UsageError("--out, --force and --starts go with --profile, not --qaplib")
     dat = Path(args.qaplib)
     if not dat.is_file():
         raise UsageError(f"no such file: {dat}")
