@@ -127,8 +127,8 @@ STATUS = [
     "is ompi: mpich, mvapich2 and impi set up their SMP layout with a ring allgather of n^2 = 268 M messages on "
     "first use. ompi round-robin: barrier 39.8 us against Caracal's 42.3 (0.94x); its first (untimed) 8 B bcast "
     "had not ended after 9 minutes of CPU and the run was stopped (598 s of CPU, 5.3 GiB Pss), so bcast and "
-    "allreduce have no flat number at 16,384 ranks. ompi block: see its row (stopped at the session's cut-off "
-    "if it has no cases). Caracal's times are the same with block and round-robin mapping (42.3 / 22.8 / 33.4 / "
+    "allreduce have no flat number at 16,384 ranks. ompi block: barrier 56.9 us against Caracal's 42.3 (1.35x), "
+    "then killed at the session's cut-off inside its first bcast (no host cost recorded). Caracal's times are the same with block and round-robin mapping (42.3 / 22.8 / 33.4 / "
     "42.4 / 46.2 us): on the crossbar cluster its levels are the hosts either way. At the sizes where every "
     "selector ran (64, 256) the goal does not hold in every case (round-robin min 0.71x and 0.48x, block 0.71x "
     "and 0.50x: barrier, 8 B bcast and 4 KiB allreduce lose; the 4 MiB cases win 1.15-2.5x).",
@@ -236,6 +236,9 @@ def model_checks(doc, cases):
 def _host(variant, r):
     """What a run cost the host: wall and CPU seconds, peak Pss (the memory really taken;
     older runs have only the RSS, which counts SMPI's shared buffers once per rank)."""
+    if "wall_s" not in r:  # a run killed before it wrote its summary
+        note = f" [{r['failed']}]" if r.get("failed") else ""
+        return f"{variant} host cost not recorded{note}" + (f" ({r['note']})" if r.get("note") else "")
     cpu = f", {r['cpu_s']:.0f} s CPU" if r.get("cpu_s") is not None else ""
     mem = f"{r['peak_pss_mb']} MB Pss" if r.get("peak_pss_mb") else f"{r['peak_rss_mb']} MB RSS"
     priv = " (mmap privatization)" if "smpi/privatization:mmap" in r.get("cfg", []) else ""
