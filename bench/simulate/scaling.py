@@ -111,10 +111,10 @@ def import_out(args):
 STATUS = [
     "## Issue 19's goals, one by one (session 16)",
     "",
-    "- **A 16,384-rank run within 10 minutes and 8 GiB here**: met in host CPU and memory, not in wall time on "
-    "this shared machine. Caracal, barrier/bcast/allreduce up to 4 KiB, 2 iterations: round-robin 214 s of CPU, "
-    "2.5 GiB Pss; block 199 s of CPU, 2.6 GiB Pss. Wall 1,222 s and 782 s: the simulation got 15-30% of a core "
-    "at load 8-19 (another session's 256-rank simulation, test suites). What it took (docs/simulate.md): SMPI's "
+    "- **A 16,384-rank run within 10 minutes and 8 GiB here**: met. Caracal, round-robin, barrier/bcast/allreduce "
+    "up to 4 KiB, 2 iterations, run alone on the machine: 253 s wall, 237 s CPU, 2.6 GiB Pss, load 1.2. The "
+    "earlier runs beside other work took 1,222 s (round-robin, 214 s CPU) and 782 s (block, 199 s CPU) of wall "
+    "at load 8-19, with the same simulated times. What it took (docs/simulate.md): SMPI's "
     "plain algorithms for Caracal's native calls (now `caracal simulate`'s default), `smpi/send-is-detached-thresh:0` "
     "(SimGrid 3.32 walks one list of every detached message in flight at each completion: at 8,192 ranks 85% "
     "of the CPU before the world hierarchy was built), a private duplicate that shares the world's group (SMPI's "
