@@ -13,6 +13,7 @@
 #include "coll/select.h"
 #include "map/reorder.h"
 #include "map/topology.h"
+#include "sbgp/hier.h"
 #include <hwloc.h>
 #include <errno.h>
 #include <libgen.h>
@@ -36,13 +37,9 @@ static void check_topology(void)
 
 static void check_hwloc_xml(void)
 {
-    const char *xml = caracal_setting_str(CARACAL_SET_HWLOC_XML);
-    hwloc_topology_t topo;
-    if (!*xml || hwloc_topology_init(&topo))
-        return;
-    if (hwloc_topology_set_xml(topo, xml) || hwloc_topology_load(topo))
-        caracal_warn_job("CARACAL_HWLOC_XML=%s: cannot load this hwloc XML topology", xml);
-    hwloc_topology_destroy(topo);
+    hwloc_topology_t topo; /* hier.c's own loader, which warns for a file that does not load */
+    if (*caracal_setting_str(CARACAL_SET_HWLOC_XML) && !caracal_hwloc_load(&topo))
+        hwloc_topology_destroy(topo);
 }
 
 /* The profile is written at MPI_Finalize; a directory that is missing or not writable would

@@ -24,7 +24,7 @@ static int tag_slots = 512;
 /* hwloc's view of this node: discovered, or read from CARACAL_HWLOC_XML (an lstopo XML
  * export) while binding stays this process's own, so that a one-package machine can
  * stand in for a multi-socket one (tests) or a wrong discovery can be corrected. */
-static int load_topology(hwloc_topology_t *topo)
+int caracal_hwloc_load(hwloc_topology_t *topo)
 {
     if (hwloc_topology_init(topo))
         return -1;
@@ -68,7 +68,7 @@ static void socket_key_find(void)
     if (caracal_smpi())
         return; /* a simulated host has no packages (core/under_smpi.h) */
     hwloc_topology_t topo;
-    if (load_topology(&topo))
+    if (caracal_hwloc_load(&topo))
         return;
     hwloc_obj_type_t type = HWLOC_OBJ_PACKAGE;
     if (hwloc_get_nbobjs_by_type(topo, type) < 2)

@@ -15,7 +15,12 @@
  * the communicator. */
 #ifndef CARACAL_SBGP_HIER_H
 #define CARACAL_SBGP_HIER_H
+#include <hwloc.h>
 #include <mpi.h>
+
+/** This node's hwloc topology, discovered or read from CARACAL_HWLOC_XML (a file that does not
+ *  load warns once and gives -1); 0 on success, the caller destroys it. */
+int caracal_hwloc_load(hwloc_topology_t *topo);
 
 #define CARACAL_MAX_LEVELS 4
 
