@@ -101,6 +101,12 @@ void caracal_shm_budget_setup(void)
     atomic_store(&budget_cap, shm_cap()); /* read once, before threads can take from the budget */
     if (budget)
         return;
+    /* Under SMPI no segment is ever set up (caracal_shm_usable): no page either, so a killed
+     * simulation leaves no /dev/shm file per simulated host, and start-up skips a world split */
+    if (caracal_smpi()) {
+        atomic_store(&budget_cap, 0);
+        return;
+    }
     if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) {
         atomic_store(&budget_cap, 0); /* no node to share a counter with: no segments (see below) */
         return;
