@@ -20,12 +20,17 @@
  * Buffers come from SMPI_SHARED_MALLOC where SMPI provides it: one physical copy for every
  * rank (the contents do not matter for timing), or 16,384 ranks would need 128 GB for the
  * 4 MiB cases. COLL_TIME_MAX_BYTES=N leaves out the cases above N bytes; COLL_TIME_ONLY=list
- * (e.g. "barrier,bcast") the families not named. */
+ * (e.g. "barrier,bcast") the families not named. COLL_TIME_KNOMIAL=K (flat baseline with SMPI's
+ * ompi selector at 4,096+ ranks): bcasts and allreduces below 8 KiB, and the clock agreement,
+ * run what that selector picks there, rebuilt from point-to-point without its n^2 set-up
+ * (smpi_knomial.h). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "smpi_knomial.h"
 
 #ifdef SMPI_SHARED_MALLOC
 #define BUF_ALLOC(n) SMPI_SHARED_MALLOC(n)
@@ -35,7 +40,24 @@
 #define BUF_FREE(p) free(p)
 #endif
 
-static int rank, size, late;
+static int rank, size, late, knomial; /* knomial: COLL_TIME_KNOMIAL's factor, 0 = MPI's own calls */
+#define KNOMIAL_BELOW 8192 /* the ompi selector's k-nomial bcast / redbcast allreduce sizes */
+
+static void bcast(void *buf, int n, long bytes)
+{
+    if (knomial && bytes < KNOMIAL_BELOW)
+        knomial_bcast(buf, n, MPI_DOUBLE, 0, MPI_COMM_WORLD, knomial);
+    else
+        MPI_Bcast(buf, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+}
+
+static void allreduce(const void *s, void *r, int n, long bytes, MPI_Op op)
+{
+    if (knomial && bytes < KNOMIAL_BELOW)
+        knomial_allreduce(s, r, n, MPI_DOUBLE, op, MPI_COMM_WORLD, knomial);
+    else
+        MPI_Allreduce(s, r, n, MPI_DOUBLE, op, MPI_COMM_WORLD);
+}
 
 /* Sleep until the next common start (see the top): returns that instant. Margin: 10 ms of
  * simulated time, far above an allreduce of one double at 16,384 ranks. */
@@ -44,7 +66,7 @@ static double common_start(void)
     MPI_Barrier(MPI_COMM_WORLD);
 #ifdef SMPI_SHARED_MALLOC
     double now = MPI_Wtime(), go;
-    MPI_Allreduce(&now, &go, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    allreduce(&now, &go, 1, 8, MPI_MAX);
     go += 1e-2;
     double wait = go - MPI_Wtime();
     if (wait <= 0) {
@@ -90,6 +112,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "coll_time: ITERS must be 1-1000\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
+    const char *kn = getenv("COLL_TIME_KNOMIAL");
+    knomial = kn ? atoi(kn) : 0;
     const char *only = getenv("COLL_TIME_ONLY"); /* e.g. "barrier,bcast" */
     /* e.g. 4096: leave out the 4 MiB cases, whose host time dominates the largest runs */
     const char *max_env = getenv("COLL_TIME_MAX_BYTES");
@@ -112,19 +136,19 @@ int main(int argc, char **argv)
             break;
         int n = (int)(sizes[s] / sizeof(double));
         if (!only || strstr(only, "bcast")) {
-            MPI_Bcast(a, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+            bcast(a, n, sizes[s]);
             for (int i = 0; i < iters; i++) {
                 starts[i] = common_start();
-                MPI_Bcast(a, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+                bcast(a, n, sizes[s]);
                 ends[i] = MPI_Wtime();
             }
             report("bcast", sizes[s], starts, ends, iters);
         }
         if (!only || strstr(only, "allreduce")) {
-            MPI_Allreduce(a, b, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            allreduce(a, b, n, sizes[s], MPI_SUM);
             for (int i = 0; i < iters; i++) {
                 starts[i] = common_start();
-                MPI_Allreduce(a, b, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+                allreduce(a, b, n, sizes[s], MPI_SUM);
                 ends[i] = MPI_Wtime();
             }
             report("allreduce", sizes[s], starts, ends, iters);

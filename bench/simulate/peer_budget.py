@@ -72,14 +72,19 @@ NOTES = [
 ]
 
 
-def simulate(work, name, ranks):
+def simulate(work, name, ranks, cfg=(), no_alltoall=False):
     out = work / f"run-{name}-{ranks}"
     cmd = [sys.executable, "-m", "caracal", "simulate", "--platform", "cluster", "--ranks", str(ranks), "--ppn",
            str(PPN), "--out", str(out)]
     for e in CONFIGS[name]:
         cmd += ["--env", e]
+    for c in cfg:  # e.g. smpi/send-is-detached-thresh:0 at 16,384 ranks (docs/simulate.md)
+        cmd += ["--cfg", c]
     cmd += ["--", str(HERE / "peer_count.c")]
-    p = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT / "python")))
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    if no_alltoall:
+        env["PEER_COUNT_NO_ALLTOALL"] = "1"
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
     (work / f"{name}-{ranks}.log").write_text(p.stdout + p.stderr)
     try:
         s = json.loads(p.stdout.strip().splitlines()[-1])
@@ -94,7 +99,8 @@ def simulate(work, name, ranks):
                           **{k: (float(v) if "." in v else int(v)) for k, v in kv.items()}})
     if s["exit"] or not cases:
         raise SystemExit(f"peer_budget: {name} {ranks}: exit {s['exit']}, see {work}/{name}-{ranks}.log")
-    return {"config": name, "ranks": ranks, "env": CONFIGS[name], "cases": cases, "simulated_s": s["simulated_s"],
+    return {"config": name, "ranks": ranks, "env": CONFIGS[name], "cfg": list(cfg), "cases": cases,
+            "simulated_s": s["simulated_s"],
             "wall_s": s["wall_s"], "cpu_s": s["cpu_s"], "peak_pss_mb": round(s["peak_pss_bytes"] / 2**20),
             "peak_rss_mb": round(s["peak_rss_bytes"] / 2**20), "load": round(s["load"], 1)}
 
@@ -109,7 +115,7 @@ def measure(args):
         for name in args.configs.split(","):
             if (name, ranks) in done:
                 continue
-            r = simulate(work, name, ranks)
+            r = simulate(work, name, ranks, args.cfg, args.no_alltoall)
             state["runs"].append(r)
             path.write_text(json.dumps(state, separators=(",", ":")) + "\n")
             print(json.dumps({k: v for k, v in r.items() if k != "cases"}), flush=True)
@@ -180,6 +186,8 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--ranks", default="1024")
     ap.add_argument("--configs", default=",".join(CONFIGS))
+    ap.add_argument("--cfg", action="append", default=[], help="another SMPI option for every run")
+    ap.add_argument("--no-alltoall", action="store_true", help="leave alltoall out (n^2 messages flat)")
     ap.add_argument("--report", action="store_true")
     ap.add_argument("--merge", nargs="*", help="with --report: more work directories whose runs to include")
     args = ap.parse_args()

@@ -34,7 +34,7 @@ from caracal.sim.run import CARACAL_NATIVE_CFG  # noqa: E402
 LINE = re.compile(r"coll_time: (\w+) (\d+) ranks=(\d+) us=([0-9.]+) min=([0-9.]+)")
 
 
-def one_run(ranks, mapping, variant, ppn, iters, cfg=(), max_bytes=0):
+def one_run(ranks, mapping, variant, ppn, iters, cfg=(), max_bytes=0, only="", knomial=0):
     cmd = [sys.executable, "-m", "caracal", "simulate", "--platform", "cluster", "--ranks", str(ranks),
            "--ppn", str(ppn), "--mapping", mapping, "--cfg", "smpi/auto-shared-malloc-thresh:65536"]
     for c in cfg:
@@ -48,9 +48,17 @@ def one_run(ranks, mapping, variant, ppn, iters, cfg=(), max_bytes=0):
     env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
     if max_bytes:
         env["COLL_TIME_MAX_BYTES"] = str(max_bytes)
+    if only:  # one family per simulation: a slow one does not hold up the others
+        env["COLL_TIME_ONLY"] = only
+    if knomial:  # the ompi selector's small bcast without its n^2 set-up (smpi_knomial.h)
+        env["COLL_TIME_KNOMIAL"] = str(knomial)
     p = subprocess.run(cmd, capture_output=True, text=True, env=env)
     used = list(cfg) + (list(CARACAL_NATIVE_CFG) if variant == "caracal" else [])
-    return parse_run(ranks, mapping, variant, used, p.stdout, p.stderr)
+    r = parse_run(ranks, mapping, variant, used, p.stdout, p.stderr)
+    r.update({"only": only} if only else {}, **({"knomial": knomial} if knomial else {}))
+    if max_bytes:
+        r["max_bytes"] = max_bytes
+    return r
 
 
 def parse_run(ranks, mapping, variant, cfg, stdout, stderr=""):
@@ -76,14 +84,17 @@ def measure(args):
     doc = json.loads(path.read_text()) if path.exists() else {
         "schema": "caracal.bench-simulate-scaling/1", "platform": "cluster", "ppn": args.ppn,
         "caracal_env": CARACAL_ENV, "runs": []}
-    done = {(r["ranks"], r["mapping"], r["variant"]) for r in doc["runs"]}
+    done = {(r["ranks"], r["mapping"], r["variant"], r.get("only", "")) for r in doc["runs"]}
     for ranks in [int(x) for x in args.ranks.split(",")]:
         for mapping in args.mappings.split(","):
             for variant in args.variants.split(","):
-                if (ranks, mapping, variant) in done:
+                if (ranks, mapping, variant, args.only) in done:
                     continue
                 r = one_run(ranks, mapping, variant, args.ppn, args.iters, args.cfg,
-                            args.max_bytes if ranks > args.max_bytes_above else 0)
+                            args.max_bytes if ranks > args.max_bytes_above else 0, args.only,
+                            args.knomial if variant != "caracal" else 0)
+                if args.note:
+                    r["note"] = args.note
                 print(json.dumps(r), flush=True)
                 doc["runs"].append(r)
                 path.write_text(json.dumps(doc, indent=None, separators=(",", ":")) + "\n")
@@ -286,6 +297,9 @@ def main():
     ap.add_argument("--max-bytes", type=int, default=4096,
                     help="above --max-bytes-above ranks, leave out larger cases (host time)")
     ap.add_argument("--max-bytes-above", type=int, default=1024)
+    ap.add_argument("--only", default="", help="COLL_TIME_ONLY: these families only (one run per family)")
+    ap.add_argument("--knomial", type=int, default=0,
+                    help="flat runs: COLL_TIME_KNOMIAL (the ompi selector's k-nomial bcast rebuilt, smpi_knomial.h)")
     ap.add_argument("--report", action="store_true")
     ap.add_argument("--import", dest="import_out", metavar="FILE",
                     help="add one run from caracal simulate's saved output (one --ranks, --mappings, --variants)")
