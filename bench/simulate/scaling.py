@@ -96,6 +96,8 @@ def measure(args):
                 if args.note:
                     r["note"] = args.note
                 print(json.dumps(r), flush=True)
+                if path.exists():  # re-read: another run or a note may have been added meanwhile
+                    doc = json.loads(path.read_text())
                 doc["runs"].append(r)
                 path.write_text(json.dumps(doc, indent=None, separators=(",", ":")) + "\n")
 
@@ -115,6 +117,12 @@ def import_out(args):
                    (r["ranks"], r["mapping"], r["variant"])] + [r]
     path.write_text(json.dumps(doc, indent=None, separators=(",", ":")) + "\n")
     print(json.dumps(r))
+
+
+KNOMIAL_NOTE = ("ompi here: SMPI's ompi selector, except that its bcasts and allreduces below 8 KiB (a k-nomial "
+                "bcast of factor 4, alone or after a binomial reduce) run rebuilt from point-to-point "
+                "(COLL_TIME_KNOMIAL=4, bench/simulate/smpi_knomial.h): SMPI's own sets up with an n^2 ring "
+                "allgather on first use. Equal to SMPI's own to the nanosecond where both run (256 and 1,024 ranks).")
 
 
 # The goals of issue 19, one by one, as of the recorded runs (session 16); kept with the script
@@ -156,9 +164,21 @@ STATUS = [
 ]
 
 
+def variants(runs, ranks, mapping):
+    """{variant: {"us": every case its runs at this size measured, "runs": [...]}}: a variant may
+    be simulated one family per run (--only), later runs winning."""
+    out = {}
+    for r in runs:
+        if r["ranks"] == ranks and r["mapping"] == mapping:
+            v = out.setdefault(r["variant"], {"us": {}, "runs": []})
+            v["us"].update(r["us"])
+            v["runs"].append(r)
+    return out
+
+
 def report(args):
     doc = json.loads(Path(args.json).read_text())
-    runs = doc["runs"]
+    runs = doc["runs"] + [r for f in args.with_json for r in json.loads(Path(f).read_text())["runs"]]
     cases = ["barrier 0", "bcast 8", "bcast 4096", "bcast 4194304", "allreduce 8", "allreduce 4096",
              "allreduce 4194304"]
     lines = ["# Simulated scaling: Caracal's hierarchical collectives vs SMPI's flat ones", "",
@@ -173,14 +193,14 @@ def report(args):
              "(docs/simulate.md, \"Host memory\"). Runs before session 12 used dlopen privatization.", ""]
     keys = sorted({(r["ranks"], r["mapping"]) for r in runs})
     for ranks, mapping in keys:
-        sel = {r["variant"]: r for r in runs if r["ranks"] == ranks and r["mapping"] == mapping}
-        if "caracal" not in sel:
+        sel = variants(runs, ranks, mapping)
+        if "caracal" not in sel and not args.with_json:
             continue
         lines += [f"## {ranks} ranks, {mapping} mapping", "",
                   "| case | Caracal | " + " | ".join(SELECTORS) + " | best flat | speedup |",
                   "|---|---:|" + "---:|" * len(SELECTORS) + "---:|---:|"]
         for c in cases:
-            car = sel["caracal"]["us"].get(c)
+            car = sel.get("caracal", {"us": {}})["us"].get(c)
             flats = [sel[s]["us"].get(c) if s in sel else None for s in SELECTORS]
             flats_ok = [f for f in flats if f is not None]
             best = min(flats_ok) if flats_ok else None
@@ -188,8 +208,11 @@ def report(args):
                   [f"{f:.1f}" if f is not None else "-" for f in flats] + \
                   [f"{best:.1f}" if best else "-", f"{best / car:.2f}x" if best and car else "-"]
             lines.append("| " + " | ".join(row) + " |")
-        lines += ["", "host: " + "; ".join(_host(v, r) for v, r in sel.items()), ""]
-    lines += goals(runs, cases) + model_checks(doc, cases) + STATUS
+        lines += ["", "host: " + "; ".join(_host(v + (f" ({r['only']})" if r.get("only") else ""), r)
+                                           for v, x in sel.items() for r in x["runs"]), ""]
+        if any(r.get("knomial") for x in sel.values() for r in x["runs"]):
+            lines += [KNOMIAL_NOTE, ""]
+    lines += goals(runs, cases) + model_checks(doc, cases) + doc.get("notes", STATUS)
     out = Path(args.json).with_suffix(".md")
     out.write_text("\n".join(lines) + "\n")
     plot(doc, cases, Path(args.json).with_suffix(".png"))
@@ -203,7 +226,7 @@ def goals(runs, cases):
            "cases below goal |", "|---:|---|---|---:|---:|---|"]
     for ranks in sorted({r["ranks"] for r in runs}):
         for mapping, goal in (("roundrobin", 1.5), ("block", 1.0)):
-            sel = {r["variant"]: r for r in runs if r["ranks"] == ranks and r["mapping"] == mapping}
+            sel = variants(runs, ranks, mapping)
             if "caracal" not in sel:
                 continue
             flats = [v for v in SELECTORS if v in sel]
@@ -301,6 +324,8 @@ def main():
     ap.add_argument("--knomial", type=int, default=0,
                     help="flat runs: COLL_TIME_KNOMIAL (the ompi selector's k-nomial bcast rebuilt, smpi_knomial.h)")
     ap.add_argument("--report", action="store_true")
+    ap.add_argument("--with", dest="with_json", action="append", default=[],
+                    help="with --report: more runs from another JSON (e.g. Caracal's own runs)")
     ap.add_argument("--import", dest="import_out", metavar="FILE",
                     help="add one run from caracal simulate's saved output (one --ranks, --mappings, --variants)")
     ap.add_argument("--note", help="with --import: a note kept with the run")
