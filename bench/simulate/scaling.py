@@ -34,13 +34,14 @@ from caracal.sim.run import CARACAL_NATIVE_CFG  # noqa: E402
 LINE = re.compile(r"coll_time: (\w+) (\d+) ranks=(\d+) us=([0-9.]+) min=([0-9.]+)")
 
 
-def one_run(ranks, mapping, variant, ppn, iters, cfg=(), max_bytes=0, only="", knomial=0):
+def one_run(ranks, mapping, variant, ppn, iters, cfg=(), max_bytes=0, only="", knomial=0, caracal_env=None):
     cmd = [sys.executable, "-m", "caracal", "simulate", "--platform", "cluster", "--ranks", str(ranks),
            "--ppn", str(ppn), "--mapping", mapping, "--cfg", "smpi/auto-shared-malloc-thresh:65536"]
     for c in cfg:
         cmd += ["--cfg", c]
+    caracal_env = caracal_env or CARACAL_ENV
     if variant == "caracal":
-        for k, v in CARACAL_ENV.items():
+        for k, v in caracal_env.items():
             cmd += ["--env", f"{k}={v}"]
     else:
         cmd += ["--no-caracal", "--selector", variant]
@@ -56,6 +57,8 @@ def one_run(ranks, mapping, variant, ppn, iters, cfg=(), max_bytes=0, only="", k
     used = list(cfg) + (list(CARACAL_NATIVE_CFG) if variant == "caracal" else [])
     r = parse_run(ranks, mapping, variant, used, p.stdout, p.stderr)
     r.update({"only": only} if only else {}, **({"knomial": knomial} if knomial else {}))
+    if variant == "caracal" and caracal_env != CARACAL_ENV:
+        r["caracal_env"] = caracal_env
     if max_bytes:
         r["max_bytes"] = max_bytes
     return r
@@ -92,7 +95,8 @@ def measure(args):
                     continue
                 r = one_run(ranks, mapping, variant, args.ppn, args.iters, args.cfg,
                             args.max_bytes if ranks > args.max_bytes_above else 0, args.only,
-                            args.knomial if variant != "caracal" else 0)
+                            args.knomial if variant != "caracal" else 0,
+                            dict(CARACAL_ENV, **dict(e.split("=", 1) for e in args.env)))
                 if args.note:
                     r["note"] = args.note
                 print(json.dumps(r), flush=True)
@@ -339,6 +343,8 @@ def main():
     ap.add_argument("--max-bytes", type=int, default=4096,
                     help="above --max-bytes-above ranks, leave out larger cases (host time)")
     ap.add_argument("--max-bytes-above", type=int, default=1024)
+    ap.add_argument("--env", action="append", default=[], metavar="K=V",
+                    help="Caracal runs: a rule instead of CARACAL_ENV's (e.g. another helper's chosen rules)")
     ap.add_argument("--only", default="", help="COLL_TIME_ONLY: these families only (one run per family)")
     ap.add_argument("--knomial", type=int, default=0,
                     help="flat runs: COLL_TIME_KNOMIAL (the ompi selector's k-nomial bcast rebuilt, smpi_knomial.h)")
