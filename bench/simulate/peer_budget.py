@@ -86,20 +86,25 @@ def simulate(work, name, ranks, cfg=(), no_alltoall=False):
         env["PEER_COUNT_NO_ALLTOALL"] = "1"
     p = subprocess.run(cmd, capture_output=True, text=True, env=env)
     (work / f"{name}-{ranks}.log").write_text(p.stdout + p.stderr)
+    return parse(p.stdout, name, ranks, cfg, f"{work}/{name}-{ranks}.log")
+
+
+def parse(stdout, name, ranks, cfg, log, partial=False):
+    """One run's entry from `caracal simulate`'s output; partial: keep the cases of a killed run."""
     try:
-        s = json.loads(p.stdout.strip().splitlines()[-1])
+        s = json.loads(stdout.strip().splitlines()[-1])
     except (IndexError, ValueError):
-        raise SystemExit(f"peer_budget: {name} {ranks}: no summary, see {work}/{name}-{ranks}.log")
+        raise SystemExit(f"peer_budget: {name} {ranks}: no summary, see {log}")
     cases = []
-    for ln in p.stdout.splitlines():
+    for ln in stdout.splitlines():
         m = LINE.match(ln)
         if m:
             kv = dict(x.split("=") for x in m.group(3).split())
             cases.append({"coll": m.group(1), "bytes": int(m.group(2)),
                           **{k: (float(v) if "." in v else int(v)) for k, v in kv.items()}})
-    if s["exit"] or not cases:
-        raise SystemExit(f"peer_budget: {name} {ranks}: exit {s['exit']}, see {work}/{name}-{ranks}.log")
-    return {"config": name, "ranks": ranks, "env": CONFIGS[name], "cfg": list(cfg), "cases": cases,
+    if not cases or (s["exit"] and not partial):
+        raise SystemExit(f"peer_budget: {name} {ranks}: exit {s['exit']}, see {log}")
+    return {**({"failed": f"exit {s['exit']}"} if s["exit"] else {}), "config": name, "ranks": ranks, "env": CONFIGS[name], "cfg": list(cfg), "cases": cases,
             "simulated_s": s["simulated_s"],
             "wall_s": s["wall_s"], "cpu_s": s["cpu_s"], "peak_pss_mb": round(s["peak_pss_bytes"] / 2**20),
             "peak_rss_mb": round(s["peak_rss_bytes"] / 2**20), "load": round(s["load"], 1)}
@@ -119,6 +124,19 @@ def measure(args):
             state["runs"].append(r)
             path.write_text(json.dumps(state, separators=(",", ":")) + "\n")
             print(json.dumps({k: v for k, v in r.items() if k != "cases"}), flush=True)
+
+
+def import_log(args):
+    """A killed run's cases from its log (peer_budget's NAME-RANKS.log) into the work directory."""
+    work = Path(args.work).resolve()
+    path = work / "runs.json"
+    state = json.loads(path.read_text()) if path.exists() else {"runs": []}
+    r = parse(Path(args.import_log).read_text(), args.configs, int(args.ranks), args.cfg, args.import_log, True)
+    if args.note:
+        r["note"] = args.note
+    state["runs"] = [x for x in state["runs"] if (x["config"], x["ranks"]) != (r["config"], r["ranks"])] + [r]
+    path.write_text(json.dumps(state, separators=(",", ":")) + "\n")
+    print(json.dumps({k: v for k, v in r.items() if k != "cases"}))
 
 
 def report(args):
@@ -154,7 +172,7 @@ def report(args):
                   "| case | " + " | ".join(f"{c}: off-node max / mean / member / all" for c in order) + " | "
                   + " | ".join(f"{c} us" for c in order) + " |",
                   "|---|" + "---:|" * (2 * len(order))]
-        for key in sel[0]["cases"]:
+        for key in max((r["cases"] for r in sel), key=len):  # a killed run has fewer
             k = (key["coll"], key["bytes"])
             label = f"{k[0]} {k[1]} B" if k[0] != "barrier" else "barrier"
             cells = []
@@ -167,7 +185,8 @@ def report(args):
             lines.append(f"| {label} | " + " | ".join(cells) + " | " + " | ".join(times) + " |")
         lines += ["", "Host cost: " + "; ".join(
             f"{r['config']} {r['wall_s']:.0f} s wall, {r['cpu_s']:.0f} s CPU, peak Pss {r['peak_pss_mb']} MB "
-            f"(load {r['load']})" for r in sel) + ".", ""]
+            f"(load {r['load']})" + (f" [{r['failed']}]" if r.get("failed") else "")
+            + (f" ({r['note']})" if r.get("note") else "") for r in sel) + ".", ""]
     lines += NOTES
     md = "\n".join(lines) + "\n"
     res = ROOT / "bench" / "results"
@@ -189,9 +208,12 @@ def main():
     ap.add_argument("--cfg", action="append", default=[], help="another SMPI option for every run")
     ap.add_argument("--no-alltoall", action="store_true", help="leave alltoall out (n^2 messages flat)")
     ap.add_argument("--report", action="store_true")
+    ap.add_argument("--import", dest="import_log", metavar="LOG",
+                    help="keep the cases a killed run printed (one --configs, one --ranks)")
+    ap.add_argument("--note", help="with --import: a note kept with the run")
     ap.add_argument("--merge", nargs="*", help="with --report: more work directories whose runs to include")
     args = ap.parse_args()
-    return report(args) if args.report else measure(args)
+    return report(args) if args.report else import_log(args) if args.import_log else measure(args)
 
 
 if __name__ == "__main__":
