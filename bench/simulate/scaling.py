@@ -259,7 +259,8 @@ def report(args):
                                            for v, x in sel.items() for r in x["runs"]), ""]
         if any(r.get("knomial") for x in sel.values() for r in x["runs"]):
             lines += [KNOMIAL_NOTE, ""]
-    lines += goals(runs, cases) + model_checks(doc, cases) + knomial_checks(doc, cases) + \
+    sizes = {r["ranks"] for r in doc["runs"]}  # --with's runs only beside this JSON's sizes
+    lines += goals([r for r in runs if r["ranks"] in sizes], cases) + model_checks(doc, cases) + knomial_checks(doc, cases) + \
         (doc.get("notes") or (STATUS_S16 if old else STATUS))
     out = Path(args.json).with_suffix(".md")
     out.write_text("\n".join(lines) + "\n")
