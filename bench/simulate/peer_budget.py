@@ -65,10 +65,19 @@ NOTES = [
     "blocks, 8 KiB per pair of nodes): 29 us unbudgeted, 326 us with budget4 (11x) and 1,064 us with budget2 "
     "(37x): every block crosses up to r-1 links per digit and the rounds are sequential. Pairwise flat "
     "takes 4,216 us (1,023 messages per rank through one simulated NIC per host).",
-    "- **Not run**: 16,384 ranks for the budget (the scaling run's state: bench/results/simulate-scaling.md), "
-    "alltoallv (bounded like alltoall since this run, tested at 5-8 ranks in tests/c/peer_budget.cmake), and "
-    "SMPI's own flat algorithms (Caracal's "
-    "counter sees only Caracal's messages).",
+    "- **16,384 ranks (session 17, hier only; 512 nodes, `smpi/send-is-detached-thresh:0`, no alltoall)**: "
+    "members again have no off-node peer; the leaders' off-node peers grow with log2 of the 512 leaders: 17 for "
+    "the dissemination barrier (9 rounds, a peer to send to and one to hear from in each), 9 for binomial bcast "
+    "and recursive-doubling allreduce (mean per rank 0.06-0.53). Spans 43.5 us (barrier), 24.0 / 34.6 (bcast "
+    "8 B / 4 KiB), 43.6 / 47.4 (allreduce): these are the session-16 rules (radix 2 among leaders), not "
+    "the session-17 scaling rules. Host: 269 s CPU, 6.9 GiB Pss (Caracal's scaling run takes 2.6; peer_count keeps two "
+    "n-sized int arrays per rank, 2 GiB at 16,384; the rest not investigated).",
+    "- **Not run at 16,384**: budget4 and budget2. budget4 started beside hier's run and was killed by the "
+    "kernel's OOM killer 1.5 minutes in, at 16 GB of anonymous memory, before its first case (hier's run "
+    "peaked at 6.9 GiB Pss); no time was left to run it alone. Flat (n^2 alltoall, and not asked), alltoall "
+    "(hier's 8 B blocks are 128 KiB per rank, private: 4 GiB more). Also not run: alltoallv (bounded like "
+    "alltoall since this run, tested at 5-8 ranks in tests/c/peer_budget.cmake), and SMPI's own flat "
+    "algorithms (Caracal's counter sees only Caracal's messages).",
 ]
 
 
