@@ -69,6 +69,7 @@ class Sched:
     node_shared: bool = True   # concurrent flows of a node-level rank share one link
     top_shared: bool = True    # concurrent flows of a leader share its node's link
     elem: int = 8              # bytes per element (ring needs at least one element per member)
+    combine: float = 0.0       # us per byte combined (formulas.Compute.combine_us_per_byte; 0 in SMPI)
 
 
 def nchunks(m: float, s: Sched) -> int:
@@ -119,16 +120,16 @@ def tree_bcast(h, n: int, k: int, m: float, s: float, shared: bool) -> float:
     return max(t)
 
 
-def tree_reduce(h, n: int, k: int, m: float, s: float, shared: bool) -> float:
+def tree_reduce(h, n: int, k: int, m: float, s: float, shared: bool, combine: float = 0.0) -> float:
     """Critical path of a k-nomial reduce of m bytes (flows of s bytes) on n ranks: a rank sends
-    up once all its children's data is in."""
+    up once all its children's data is in and combined (c m bytes at `combine` us per byte)."""
     if n <= 1:
         return 0.0
     ch = knomial_children(n, k)
     done = [0.0] * n
     for v in range(n - 1, -1, -1):  # children before parents
         if ch[v]:
-            done[v] = max(done[c] for c in ch[v]) + _hop(h, len(ch[v]), m, s, shared)
+            done[v] = max(done[c] for c in ch[v]) + _hop(h, len(ch[v]), m, s, shared) + len(ch[v]) * m * combine
     return done[0]
 
 
@@ -140,17 +141,18 @@ def dissemination(h, n: int, k: int = 2) -> float:
     return rounds(n, min(max(k, 2), n)) * _line(h, 0).alpha
 
 
-def allreduce_ring(h, n: int, m: float, chunk: float, shared: bool) -> float:
+def allreduce_ring(h, n: int, m: float, chunk: float, shared: bool, combine: float = 0.0) -> float:
     """bcol/p2p/allreduce_ring.c on each chunk (all chunks at once): 2(n-1) steps; each step
-    every member sends a piece of chunk/n bytes right and receives one from the left."""
+    every member sends a piece of chunk/n bytes right and receives one from the left; the
+    first n-1 combine what came in (m/n bytes of all chunks)."""
     if n <= 1:
         return 0.0
     piece = chunk / n
     line = _line(h, piece)
-    return 2 * (n - 1) * (line.alpha + (m / n if shared else piece) * line.beta)
+    return 2 * (n - 1) * (line.alpha + (m / n if shared else piece) * line.beta) + (n - 1) * m / n * combine
 
 
-def allreduce_recdbl(h, n: int, m: float, chunk: float, shared: bool) -> float:
+def allreduce_recdbl(h, n: int, m: float, chunk: float, shared: bool, combine: float = 0.0) -> float:
     """bcol/p2p/allreduce_recdbl.c: log2 n' exchanges of the chunk (n' the power of two at or
     below n), plus a fold-in and a send-back when n is not a power of two."""
     if n <= 1:
@@ -158,7 +160,7 @@ def allreduce_recdbl(h, n: int, m: float, chunk: float, shared: bool) -> float:
     line = _line(h, chunk)
     step = line.alpha + (m if shared else chunk) * line.beta
     p2 = 1 << (n.bit_length() - 1)
-    return (rounds(p2) + (2 if p2 != n else 0)) * step
+    return (rounds(p2) + (2 if p2 != n else 0)) * step + (rounds(p2) + (p2 != n)) * m * combine
 
 
 RECMUL_SCRATCH = 4 << 20  # bcol/p2p/allreduce_recmul.c CARACAL_RECMUL_SCRATCH
@@ -185,7 +187,7 @@ def recmul_shape(n: int, k: int) -> Tuple[int, int, int]:
     return full, r, n - s * r
 
 
-def allreduce_recmul(h, n: int, m: float, chunk: float, shared: bool, k: int) -> float:
+def allreduce_recmul(h, n: int, m: float, chunk: float, shared: bool, k: int, combine: float = 0.0) -> float:
     """Recursive multiplying of radix k (hier17's `recmul:k`): a fold-in and a send-back when
     n is not k^m r, and per round (f members a group) f-1 messages of the chunk each way, at once."""
     if n <= 1:
@@ -195,10 +197,10 @@ def allreduce_recmul(h, n: int, m: float, chunk: float, shared: bool, k: int) ->
     line = _line(h, chunk)
 
     def step(f):
-        return line.alpha + ((f - 1) * m if shared else chunk) * line.beta
+        return line.alpha + ((f - 1) * m if shared else chunk) * line.beta + (f - 1) * m * combine
     t = full * step(k) + (step(r) if r >= 2 else 0.0)
     if rem:
-        t += 2 * step(2)
+        t += 2 * step(2) - m * combine  # the fold-in combines, the send-back does not
     return t
 
 
@@ -222,12 +224,12 @@ def bcast(node, top, P: int, m: float, node_size: int, s: Sched = Sched()) -> fl
 def top_allreduce(top, L: int, m: float, chunk: float, s: Sched) -> float:
     ring_ok = chunk / s.elem >= L
     if s.top_allreduce == "ring" and ring_ok:
-        return allreduce_ring(top, L, m, chunk, s.top_shared)
+        return allreduce_ring(top, L, m, chunk, s.top_shared, s.combine)
     if s.top_allreduce == "recmul":
-        return allreduce_recmul(top, L, m, chunk, s.top_shared, s.top_k)
-    rd = allreduce_recdbl(top, L, m, chunk, s.top_shared)
+        return allreduce_recmul(top, L, m, chunk, s.top_shared, s.top_k, s.combine)
+    rd = allreduce_recdbl(top, L, m, chunk, s.top_shared, s.combine)
     if s.top_allreduce == "best" and ring_ok:
-        return min(rd, allreduce_ring(top, L, m, chunk, s.top_shared))
+        return min(rd, allreduce_ring(top, L, m, chunk, s.top_shared, s.combine))
     return rd
 
 
@@ -237,7 +239,7 @@ def allreduce(node, top, P: int, m: float, node_size: int, s: Sched = Sched()) -
     q, L = _levels(P, node_size)
     chunk = m / nchunks(m, s)
     seg = min(s.segment, chunk) if s.segment > 0 else chunk
-    return (tree_reduce(node, q, s.node_k, m, chunk, s.node_shared) + top_allreduce(top, L, m, chunk, s)
+    return (tree_reduce(node, q, s.node_k, m, chunk, s.node_shared, s.combine) + top_allreduce(top, L, m, chunk, s)
             + tree_bcast(node, q, s.node_k, m, seg, s.node_shared))
 
 
