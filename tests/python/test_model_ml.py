@@ -121,3 +121,12 @@ def test_rules_give_the_schedule():
     assert (s.node_k, s.top_k) == (2, 2)
     with pytest.raises(ValueError):
         hmc.sched_for({"CARACAL_BCAST": "native"}, "bcast", 8, 64)
+
+
+def test_reduce_schedule_by_hand():
+    # 64 ranks, node 32, m = 100, each node flow alone: node binomial reduce 5 x (1 + 1) = 10;
+    # leaders (2, shared): 10 + 1 x 100 x 0.1 = 20. Combining 0.5 us/B: a subtree root of 2^j ranks
+    # combines j children (50 j) after its largest child's subtree, so the node's root waits
+    # 50 (1 + 2 + 3 + 4 + 5) = 750 more, the top root 50 more
+    assert ml.reduce(N, T, 64, 100, 32, FLAT) == pytest.approx(30.0, **EXACT)
+    assert ml.reduce(N, T, 64, 100, 32, ml.Sched(node_shared=False, combine=0.5)) == pytest.approx(830.0, **EXACT)

@@ -248,3 +248,13 @@ def barrier(node, top, P: int, node_size: int, s: Sched = Sched()) -> float:
     the leaders, k-nomial fan-out: empty messages, so each tree costs its depth in alphas."""
     q, L = _levels(P, node_size)
     return 2 * tree_bcast(node, q, s.node_k, 0.0, 0.0, s.node_shared) + dissemination(top, L, s.top_k)
+
+
+def reduce(node, top, P: int, m: float, node_size: int, s: Sched = Sched()) -> float:
+    """ml/reduce_hier.c (root 0, commutative operators): k-nomial reduce inside each node, then
+    among the leaders (radix top_k), unsegmented chunks at once; a leader sends up once its
+    node is in."""
+    q, L = _levels(P, node_size)
+    chunk = m / nchunks(m, s)
+    return (tree_reduce(node, q, s.node_k, m, chunk, s.node_shared, s.combine)
+            + tree_reduce(top, L, s.top_k, m, chunk, s.top_shared, s.combine))

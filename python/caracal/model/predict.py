@@ -54,7 +54,7 @@ def models(coll: str, p: Params) -> List[Model]:
         out += [Model("binomial", "flat binomial tree (knomial:2)", lambda P, m: F.reduce_knomial(top, c, P, m, 2)),
                 Model(f"{k}-nomial", f"flat {k}-nomial tree (knomial:{k})", lambda P, m: F.reduce_knomial(top, c, P, m, k)),
                 Model("hier", hier + ": knomial:2 per level",
-                      lambda P, m: F.reduce_hier(node, top, c, P, m, p.node_size))]
+                      lambda P, m: ml.reduce(node, top, P, m, p.node_size, sched))]
         if p.torus_dims:
             d = p.torus_dims
             out += [Model("binomial-torus", "source's binomial reduction (LogGP)",
