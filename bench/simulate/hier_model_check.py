@@ -24,8 +24,11 @@ not share a link (SimGrid builds a cluster's loopback as a FATPIPE link: each fl
 bandwidth), the top level's do (one private link per node, split duplex). Computation is free
 (smpi/simulate-computation:no).
 
-  python3 bench/simulate/hier_model_check.py [--rules hier17=/work/runs/hier17-rules.txt]
-        [--ranks 64,256,1024] [--report]   (64/256: seconds; 1,024: minutes)
+  python3 bench/simulate/hier_model_check.py [--rules NAME=FILE [--source TREE] [--no-default]]
+        [--ranks 64,256,1024] [--report]   (64/256: seconds; 1,024: minutes at nice 10)
+--source TREE builds the simulated Caracal from another tree (CARACAL_ROOT), for rules whose
+primitives are not in this one (session 17: hier17's dissemination:k and recmul:k, from a
+`git archive` of their commit); each run records the sources it was built from.
 Writes bench/results/model-check-sim-cluster.md and .json.
 """
 import argparse
