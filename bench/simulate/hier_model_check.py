@@ -358,6 +358,17 @@ NOTES = [
 ]
 
 
+def label_for(doc, name, env):
+    """A rule set's label in the JSON: its name, or name-2, name-3... when the name is recorded
+    with other rules (scaling.py's CARACAL_ENV changes between sessions: runs of the old rules
+    keep their label)."""
+    label, i = name, 1
+    while any(r["rules"] == label and r["env"] != env for r in doc["runs"]):
+        i += 1
+        label = f"{name}-{i}"
+    return label
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rules", action="append", default=[], help="NAME=FILE of KEY=VALUE lines (another rule set)")
@@ -384,6 +395,7 @@ def main():
         doc["fit"] = {lv: {"small": [h.small.alpha, h.small.beta], "large": [h.large.alpha, h.large.beta]}
                       for lv, h in (("node", fit_level(intra)), ("top", fit_level(inter)))}
     sets = ([] if args.no_default else [("scaling", dict(CARACAL_ENV))]) + [load_rules(s) for s in args.rules]
+    sets = [(label_for(doc, name, env), env) for name, env in sets]
     for spec in args.imports:
         name, ranks, f = spec.split(":", 2)
         env = dict(sets)[name]

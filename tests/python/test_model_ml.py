@@ -130,3 +130,9 @@ def test_reduce_schedule_by_hand():
     # 50 (1 + 2 + 3 + 4 + 5) = 750 more, the top root 50 more
     assert ml.reduce(N, T, 64, 100, 32, FLAT) == pytest.approx(30.0, **EXACT)
     assert ml.reduce(N, T, 64, 100, 32, ml.Sched(node_shared=False, combine=0.5)) == pytest.approx(830.0, **EXACT)
+
+
+def test_a_changed_rule_set_gets_its_own_label():
+    doc = {"runs": [{"rules": "scaling", "env": {"CARACAL_BCAST": "knomial"}, "ranks": 64}]}
+    assert hmc.label_for(doc, "scaling", {"CARACAL_BCAST": "knomial"}) == "scaling"
+    assert hmc.label_for(doc, "scaling", {"CARACAL_BCAST": "knomial node/knomial:32"}) == "scaling-2"
