@@ -182,7 +182,7 @@ void caracal_persist_finalize(void);
  *  default (drain) the rank first finishes what it has in flight. Use as the last statement
  *  of an entry point, the I-form writing to &native_req. docs/collectives.md "Progress". */
 enum { CARACAL_NATIVE_DRAIN, CARACAL_NATIVE_NONBLOCKING, CARACAL_NATIVE_OFF };
-extern __attribute__((visibility("hidden"))) int caracal_native_mode_; /* -1 until read */
+/* caracal_native_mode_ (core/hot.h): -1 until read */
 int caracal_native_blocking_mode_init(void);
 static inline int caracal_native_blocking_mode(void)
 {

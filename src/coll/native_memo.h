@@ -45,8 +45,8 @@ typedef struct {
 } caracal_native_memo;
 
 extern __thread caracal_native_memo caracal_native_memo_[CARACAL_NCOLL] __attribute__((tls_model("initial-exec")));
-/** Bumped by every free of a communicator or datatype handle (any thread). */
-extern __attribute__((visibility("hidden"))) unsigned long caracal_handle_generation;
+/* caracal_handle_generation (core/hot.h): bumped by every free of a communicator or datatype
+ * handle (any thread). */
 
 /** A handle was freed: every kept decision is dropped (declared also in prof/hooks.h, which
  *  cannot include this header: the profiler has a type of the same name as caracal_coll). */

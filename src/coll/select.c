@@ -465,12 +465,11 @@ static struct {
     caracal_choice choice;
 } last[CARACAL_NCOLL];
 
-unsigned long caracal_select_generation = 1;
-
 /* Families whose comm rules can only answer native (every new family by default, and any
  * family a tuned file leaves native): their calls skip the size and type queries and the
  * rule walk, so going native through Caracal costs about a branch. */
-unsigned char caracal_select_native_only[CARACAL_NCOLL]; /* 0 until the rules are read */
+/* caracal_select_native_only: 0 until the rules are read (core/hot.h) */
+_Static_assert(CARACAL_NCOLL <= CARACAL_HOT_NCOLL, "core/hot.h has a native-only flag for every family");
 
 static void note_never(int c)
 {
