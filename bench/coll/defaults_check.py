@@ -234,31 +234,34 @@ def main():
     algs = {lib: benchlib.caracal_algorithms(a.build or lib, "defaults_check") for lib in libs}
     t_start = time.monotonic()
     todo = [k for k in range(len(state["plan"])) if str(k) not in state["done"]]
-    for i, k in enumerate(todo):
-        if a.max_minutes and time.monotonic() - t_start > 60 * a.max_minutes:
-            print(f"\ndefaults_check: {a.max_minutes} minutes used, {len(todo) - i} launches left: "
-                  f"continue with --resume", file=sys.stderr)
-            break
-        lib, n, pat, fam = state["plan"][k]
-        benchlib.progress(len(state["done"]), len(state["plan"]), f"{lib} {pat} {fam}")
-        cands = ["pmpi", "default"] + (["shm"] if "shm" in algs[lib].get(fam, []) else [])
-        exe = str(paths.build_dir(a.build or lib) / "bin" / "caracal-tune-bench")
-        argv = [exe, fam, "--sizes", "0" if fam == "barrier" else ",".join(map(str, sizes)), "--cands", ",".join(cands),
-                "--reps", str(a.reps), "--target-us", "1000", "--pattern", pat, "--seed", str(state["seed"] + k)]
-        load = os.getloadavg()
-        out = benchlib.run_launch(benchlib.mpiexec(lib, n, argv, env), 900)
-        cells = [json.loads(ln) for ln in out.stdout.splitlines() if ln.startswith("{") and "tune-cell" in ln]
-        if out.returncode or not cells:
-            print(f"\ndefaults_check: {state['plan'][k]} failed: {out.stderr[-300:]}", file=sys.stderr)
-            continue
-        if "caracal" in out.stderr:  # e.g. a refused rule of --rules: the default measured is not the one meant
-            print(f"\ndefaults_check: {state['plan'][k]}: {out.stderr.strip()[-300:]}", file=sys.stderr)
-        state["done"][str(k)] = {"load": load, "cells": cells}
-        state_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = state_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(state, separators=(",", ":")))
-        tmp.replace(state_path)
-        write(a, state, libs, pats, rules_text, final=False)
+    try:  # interrupted (Ctrl-C, a hold's timeout): the launches done are written below
+        for i, k in enumerate(todo):
+            if a.max_minutes and time.monotonic() - t_start > 60 * a.max_minutes:
+                print(f"\ndefaults_check: {a.max_minutes} minutes used, {len(todo) - i} launches left: "
+                      f"continue with --resume", file=sys.stderr)
+                break
+            lib, n, pat, fam = state["plan"][k]
+            benchlib.progress(len(state["done"]), len(state["plan"]), f"{lib} {pat} {fam}")
+            cands = ["pmpi", "default"] + (["shm"] if "shm" in algs[lib].get(fam, []) else [])
+            exe = str(paths.build_dir(a.build or lib) / "bin" / "caracal-tune-bench")
+            argv = [exe, fam, "--sizes", "0" if fam == "barrier" else ",".join(map(str, sizes)), "--cands", ",".join(cands),
+                    "--reps", str(a.reps), "--target-us", "1000", "--pattern", pat, "--seed", str(state["seed"] + k)]
+            load = os.getloadavg()
+            out = benchlib.run_launch(benchlib.mpiexec(lib, n, argv, env), 900)
+            cells = [json.loads(ln) for ln in out.stdout.splitlines() if ln.startswith("{") and "tune-cell" in ln]
+            if out.returncode or not cells:
+                print(f"\ndefaults_check: {state['plan'][k]} failed: {out.stderr[-300:]}", file=sys.stderr)
+                continue
+            if "caracal" in out.stderr:  # e.g. a refused rule of --rules: the default measured is not the one meant
+                print(f"\ndefaults_check: {state['plan'][k]}: {out.stderr.strip()[-300:]}", file=sys.stderr)
+            state["done"][str(k)] = {"load": load, "cells": cells}
+            state_path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = state_path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(state, separators=(",", ":")))
+            tmp.replace(state_path)
+            write(a, state, libs, pats, rules_text, final=False)
+    except KeyboardInterrupt:
+        print("\ndefaults_check: interrupted; continue with --resume", file=sys.stderr)
     benchlib.progress(len(state["done"]), len(state["plan"]), "")
     if not state["done"]:
         sys.exit("defaults_check: no launch finished")
