@@ -132,8 +132,7 @@ void caracal_native_memo_keep(caracal_coll c, MPI_Comm comm, int scount, MPI_Dat
 /** The total of n counts as a memo's rcount: -1 when there is none to keep (no array, a
  *  negative count, which the library reports, or a total past INT_MAX). The counts are added
  *  as unsigned 32-bit values: a negative one is then 2^31 or more and the total past INT_MAX,
- *  one test for both, and the loop needs three registers (an entry point holds its
- *  arguments in the others for its tail call; with a separate sign test it saved six). */
+ *  one test for both. */
 __attribute__((always_inline)) static inline int caracal_counts_total(const int *v, int n)
 {
     unsigned long long t = 0; /* n < 2^31 values below 2^32: no wrap */

@@ -5,9 +5,11 @@
  * native-only flag, the rules' and the handles' generations (the memo's validity), the
  * native-blocking mode and the count of Caracal's collectives in flight (the tail call).
  * Defined each next to the code that sets it, they lay on four data pages of libcaracal
- * (.data and three places in .bss), and the library's own work between two calls (its
- * polling of shared memory, its algorithm's buffers) competes with them for the first-level
- * cache and data TLB. Together they are one 64-byte line that nothing else shares.
+ * (.data and three places in .bss), each a first-level cache line and TLB entry that the
+ * library's own work between two calls may have evicted. Together they are one 64-byte line
+ * that nothing else shares. (Measured with the v-variants' shorter memo test, session 17: about
+ * a point off Intel MPI's 8-byte allgatherv, 1.04-1.05x the library against 1.03-1.08x;
+ * bench/results/defaults-s17.md.)
  *
  * Their names stay those of the separate variables they were (macros for the fields below),
  * so the files that set and test them read as before; only their definitions moved here
