@@ -22,9 +22,17 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 SELECTORS = ("ompi", "mpich", "mvapich2", "impi")
-# Caracal's hierarchical algorithms on the levels the simulated hosts give (node, top)
-CARACAL_ENV = {"CARACAL_BARRIER": "hier", "CARACAL_BCAST": "knomial",
-               "CARACAL_ALLREDUCE": "recdbl@-64k ring@64k-"}
+# Caracal's hierarchical algorithms on the levels the simulated hosts give (node, top); a run's
+# own set: --caracal-env KEY=VALUE (repeated; replaces this whole set), recorded with the run.
+# Session 17 (bench/results/simulate-radix-choice.md, measured at 64, 256 and 1,024 ranks round-robin):
+# the node level a flat fan-in/fan-out (k-nomial of radix 32 = the node: what the shm BCOL does with
+# flags, point-to-point under SMPI), the leaders radix 32 below 1 KiB (1,024 ranks: one round over 32
+# leaders, 5.3 us against 9.3 at radix 8/16 and 21.4 at radix 2) and radix 8 from 1 KiB to 64 KiB (4 KiB:
+# bcast 15.6 us, allreduce 13.7 against 17.8 / 19.2 at radix 32: k-1 messages of 4 KiB share a link).
+# Until session 16: {"CARACAL_BARRIER": "hier", "CARACAL_BCAST": "knomial", "CARACAL_ALLREDUCE": "recdbl@-64k ring@64k-"}.
+CARACAL_ENV = {"CARACAL_BARRIER": "node/knomial:32 top/dissemination:32 hier",
+               "CARACAL_BCAST": "node/knomial:32 top/knomial:32@-1k top/knomial:8@1k-64k knomial",
+               "CARACAL_ALLREDUCE": "node/knomial:32 top/recmul:32@-1k top/recmul:8@1k-64k recdbl@-64k ring@64k-"}
 # What SMPI runs for Caracal's own native calls (its start-up and hierarchy-build agreements,
 # gather and the report's reduces): `caracal simulate` adds SMPI's plain algorithms for a run
 # with Caracal (sim/run.py CARACAL_NATIVE_CFG: the selectors' SMP-aware ones set up with n^2
@@ -34,13 +42,19 @@ from caracal.sim.run import CARACAL_NATIVE_CFG  # noqa: E402
 LINE = re.compile(r"coll_time: (\w+) (\d+) ranks=(\d+) us=([0-9.]+) min=([0-9.]+)")
 
 
-def one_run(ranks, mapping, variant, ppn, iters, cfg=(), max_bytes=0):
+def is_caracal(variant):
+    """Caracal's variants: `caracal` (the table's), `caracal-LABEL` (other rule sets, --caracal-env)."""
+    return variant == "caracal" or variant.startswith("caracal-")
+
+
+def one_run(ranks, mapping, variant, ppn, iters, cfg=(), max_bytes=0, caracal_env=None):
     cmd = [sys.executable, "-m", "caracal", "simulate", "--platform", "cluster", "--ranks", str(ranks),
            "--ppn", str(ppn), "--mapping", mapping, "--cfg", "smpi/auto-shared-malloc-thresh:65536"]
     for c in cfg:
         cmd += ["--cfg", c]
-    if variant == "caracal":
-        for k, v in CARACAL_ENV.items():
+    caracal_env = caracal_env or CARACAL_ENV
+    if is_caracal(variant):
+        for k, v in caracal_env.items():
             cmd += ["--env", f"{k}={v}"]
     else:
         cmd += ["--no-caracal", "--selector", variant]
@@ -49,8 +63,11 @@ def one_run(ranks, mapping, variant, ppn, iters, cfg=(), max_bytes=0):
     if max_bytes:
         env["COLL_TIME_MAX_BYTES"] = str(max_bytes)
     p = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    used = list(cfg) + (list(CARACAL_NATIVE_CFG) if variant == "caracal" else [])
-    return parse_run(ranks, mapping, variant, used, p.stdout, p.stderr)
+    used = list(cfg) + (list(CARACAL_NATIVE_CFG) if is_caracal(variant) else [])
+    r = parse_run(ranks, mapping, variant, used, p.stdout, p.stderr)
+    if is_caracal(variant):
+        r["caracal_env"] = dict(caracal_env)
+    return r
 
 
 def parse_run(ranks, mapping, variant, cfg, stdout, stderr=""):
@@ -76,14 +93,17 @@ def measure(args):
     doc = json.loads(path.read_text()) if path.exists() else {
         "schema": "caracal.bench-simulate-scaling/1", "platform": "cluster", "ppn": args.ppn,
         "caracal_env": CARACAL_ENV, "runs": []}
-    done = {(r["ranks"], r["mapping"], r["variant"]) for r in doc["runs"]}
+    env = dict(kv.split("=", 1) for kv in args.caracal_env) if args.caracal_env else None
+    done = {(r["ranks"], r["mapping"], r["variant"], tuple(r.get("cfg_asked", ()))) for r in doc["runs"]}
     for ranks in [int(x) for x in args.ranks.split(",")]:
         for mapping in args.mappings.split(","):
             for variant in args.variants.split(","):
-                if (ranks, mapping, variant) in done:
+                if (ranks, mapping, variant, tuple(args.cfg)) in done:
                     continue
                 r = one_run(ranks, mapping, variant, args.ppn, args.iters, args.cfg,
-                            args.max_bytes if ranks > args.max_bytes_above else 0)
+                            args.max_bytes if ranks > args.max_bytes_above else 0, env)
+                if args.cfg:  # a run with other SMPI options (e.g. per-message overheads) is its own row
+                    r["cfg_asked"] = list(args.cfg)
                 print(json.dumps(r), flush=True)
                 doc["runs"].append(r)
                 path.write_text(json.dumps(doc, indent=None, separators=(",", ":")) + "\n")
@@ -95,6 +115,8 @@ def import_out(args):
     path = Path(args.json)
     doc = json.loads(path.read_text())
     r = parse_run(int(args.ranks), args.mappings, args.variants, args.cfg, Path(args.import_out).read_text())
+    if is_caracal(args.variants):
+        r["caracal_env"] = dict(kv.split("=", 1) for kv in args.caracal_env) if args.caracal_env else CARACAL_ENV
     if args.note:
         r["note"] = args.note
     if args.paused:  # SIGSTOPped through a quiet window: wall_s counts the pause, running_s not
@@ -283,6 +305,8 @@ def main():
     ap.add_argument("--mappings", default="roundrobin,block")
     ap.add_argument("--variants", default=",".join(("caracal",) + SELECTORS))
     ap.add_argument("--cfg", action="append", default=[], help="another SMPI option, e.g. smpi/privatization:mmap")
+    ap.add_argument("--caracal-env", action="append", default=[], metavar="KEY=VALUE",
+                    help="Caracal's rules for this run's caracal variants (repeated; replaces CARACAL_ENV)")
     ap.add_argument("--max-bytes", type=int, default=4096,
                     help="above --max-bytes-above ranks, leave out larger cases (host time)")
     ap.add_argument("--max-bytes-above", type=int, default=1024)
