@@ -207,6 +207,35 @@ def report(args):
     print(out)
 
 
+def choice_report(args):
+    """The rule sets tried for Caracal (variants caracal-LABEL, --caracal-env): one table per size
+    and mapping, every variant's rules listed once."""
+    doc = json.loads(Path(args.json).read_text())
+    cases = ["barrier 0", "bcast 8", "bcast 4096", "bcast 4194304", "allreduce 8", "allreduce 4096",
+             "allreduce 4194304"]
+    runs = [r for r in doc["runs"] if is_caracal(r["variant"])]
+    lines = ["# Choosing Caracal's simulation rules (session 17)", "",
+             "Cluster of 32-core nodes, `caracal simulate`, bench/simulate/coll_time.c (common-start metric: "
+             "from one simulated instant on every rank to the last rank's return); simulated us. Each "
+             "variant is one set of rules (below); `-` = case not run. Written by "
+             "`bench/simulate/scaling.py --report-choice --json` this file's JSON.", ""]
+    for ranks, mapping in sorted({(r["ranks"], r["mapping"]) for r in runs}):
+        sel = [r for r in runs if (r["ranks"], r["mapping"]) == (ranks, mapping)]
+        lines += [f"## {ranks} ranks, {mapping}", "", "| variant | " + " | ".join(cases) + " |",
+                  "|---|" + "---:|" * len(cases)]
+        for r in sel:
+            lines.append(f"| {r['variant']} | " + " | ".join(
+                f"{r['us'][c]:.1f}" if c in r["us"] else "-" for c in cases) + " |")
+        lines.append("")
+    lines += ["## Rules of each variant", ""]
+    for v in dict.fromkeys(r["variant"] for r in runs):
+        env = next(r["caracal_env"] for r in runs if r["variant"] == v)
+        lines.append(f"- `{v}`: " + "; ".join(f"`{k}={x}`" for k, x in env.items()))
+    out = Path(args.json).with_suffix(".md")
+    out.write_text("\n".join(lines) + "\n")
+    print(out)
+
+
 def goals(runs, cases):
     """The issue's goal per rank count: round-robin at least 1.5x the best flat in every case,
     block never slower (>= 1x); only the selectors measured at that size count as flat."""
@@ -311,11 +340,14 @@ def main():
                     help="above --max-bytes-above ranks, leave out larger cases (host time)")
     ap.add_argument("--max-bytes-above", type=int, default=1024)
     ap.add_argument("--report", action="store_true")
+    ap.add_argument("--report-choice", action="store_true", help="table of the caracal-LABEL rule sets tried")
     ap.add_argument("--import", dest="import_out", metavar="FILE",
                     help="add one run from caracal simulate's saved output (one --ranks, --mappings, --variants)")
     ap.add_argument("--note", help="with --import: a note kept with the run")
     ap.add_argument("--paused", type=float, default=0, help="with --import: seconds the run was stopped (SIGSTOP)")
     args = ap.parse_args()
+    if args.report_choice:
+        return choice_report(args)
     report(args) if args.report else import_out(args) if args.import_out else measure(args)
 
 
