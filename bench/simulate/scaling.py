@@ -128,9 +128,9 @@ def import_out(args):
     print(json.dumps(r))
 
 
-# The goals of issue 19, one by one, as of the recorded runs (session 16); kept with the script
-# that writes the table.
-STATUS = [
+# The goals of issue 19, one by one, as of the recorded runs; kept with the script that writes
+# the table. STATUS_S16: session 16's account, for simulate-scaling-s16.json (the old metric).
+STATUS_S16 = [
     "## Issue 19's goals, one by one (session 16)",
     "",
     "- **A 16,384-rank run within 10 minutes and 8 GiB here**: met. Caracal, round-robin, barrier/bcast/allreduce "
@@ -167,12 +167,32 @@ STATUS = [
 ]
 
 
+OLD_METRIC = ("**Old metric** (session 16 and before): each rank timed ITERS back-to-back calls from its "
+              "own start after a barrier, and the slowest rank's mean was reported; it depended on each "
+              "variant's barrier skew and let pipelined bcasts overlap. Not comparable with "
+              "simulate-scaling.md (common start, commit 00de5b1).")
+
+
+# Session 17 (the common-start metric, radix-k top levels); filled from the recorded runs.
+STATUS = [
+    "## Issue 19's goals, one by one (session 17)",
+    "",
+    "TBD",
+    "",
+]
+
+
 def report(args):
     doc = json.loads(Path(args.json).read_text())
     runs = doc["runs"]
+    old = doc.get("metric") == "s16"
     cases = ["barrier 0", "bcast 8", "bcast 4096", "bcast 4194304", "allreduce 8", "allreduce 4096",
              "allreduce 4194304"]
-    lines = ["# Simulated scaling: Caracal's hierarchical collectives vs SMPI's flat ones", "",
+    lines = ["# Simulated scaling: Caracal's hierarchical collectives vs SMPI's flat ones"
+             + (" (old metric, session 16)" if old else ""), ""] + ([OLD_METRIC, ""] if old else [
+             "Metric (commit 00de5b1): every timed call starts at one simulated instant on every rank; its "
+             "time is from there to the last rank's return (bench/simulate/coll_time.c). Session 16's rows, "
+             "timed otherwise: simulate-scaling-s16.md.", ""]) + [
              f"Cluster of {doc['ppn']}-core nodes (docs/simulate.md), `caracal simulate`, "
              "bench/simulate/coll_time.c; simulated microseconds per call (slowest rank). "
              "best flat = the fastest of SMPI's selectors ompi, mpich, mvapich2, impi; "
@@ -187,7 +207,10 @@ def report(args):
         sel = {r["variant"]: r for r in runs if r["ranks"] == ranks and r["mapping"] == mapping}
         if "caracal" not in sel:
             continue
-        lines += [f"## {ranks} ranks, {mapping} mapping", "",
+        env = sel["caracal"].get("caracal_env")
+        rules = [] if not env or env == doc["caracal_env"] else [
+            "Caracal's rules in this run: " + ", ".join(f"{k}={v}" for k, v in env.items()) + ".", ""]
+        lines += [f"## {ranks} ranks, {mapping} mapping", ""] + rules + [
                   "| case | Caracal | " + " | ".join(SELECTORS) + " | best flat | speedup |",
                   "|---|---:|" + "---:|" * len(SELECTORS) + "---:|---:|"]
         for c in cases:
@@ -200,7 +223,7 @@ def report(args):
                   [f"{best:.1f}" if best else "-", f"{best / car:.2f}x" if best and car else "-"]
             lines.append("| " + " | ".join(row) + " |")
         lines += ["", "host: " + "; ".join(_host(v, r) for v, r in sel.items()), ""]
-    lines += goals(runs, cases) + model_checks(doc, cases) + STATUS
+    lines += goals(runs, cases) + model_checks(doc, cases) + (STATUS_S16 if old else STATUS)
     out = Path(args.json).with_suffix(".md")
     out.write_text("\n".join(lines) + "\n")
     plot(doc, cases, Path(args.json).with_suffix(".png"))
