@@ -11,6 +11,7 @@
 #ifndef CARACAL_BCOL_H
 #define CARACAL_BCOL_H
 #include "core/progress.h"
+#include <stddef.h>
 
 /* a tree over a group of n ranks, from one rank's point of view (absolute ranks) */
 typedef struct {
