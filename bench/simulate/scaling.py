@@ -22,9 +22,17 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 SELECTORS = ("ompi", "mpich", "mvapich2", "impi")
-# Caracal's hierarchical algorithms on the levels the simulated hosts give (node, top)
-CARACAL_ENV = {"CARACAL_BARRIER": "hier", "CARACAL_BCAST": "knomial",
-               "CARACAL_ALLREDUCE": "recdbl@-64k ring@64k-"}
+# Caracal's hierarchical algorithms on the levels the simulated hosts give (node, top); a run's
+# own set: --caracal-env KEY=VALUE (repeated; replaces this whole set), recorded with the run.
+# Session 17 (bench/results/simulate-radix-choice.md, measured at 64, 256 and 1,024 ranks round-robin):
+# the node level a flat fan-in/fan-out (k-nomial of radix 32 = the node: what the shm BCOL does with
+# flags, point-to-point under SMPI), the leaders radix 32 below 1 KiB (1,024 ranks: one round over 32
+# leaders, 5.3 us against 9.3 at radix 8/16 and 21.4 at radix 2) and radix 8 from 1 KiB to 64 KiB (4 KiB:
+# bcast 15.6 us, allreduce 13.7 against 17.8 / 19.2 at radix 32: k-1 messages of 4 KiB share a link).
+# Until session 16: {"CARACAL_BARRIER": "hier", "CARACAL_BCAST": "knomial", "CARACAL_ALLREDUCE": "recdbl@-64k ring@64k-"}.
+CARACAL_ENV = {"CARACAL_BARRIER": "node/knomial:32 top/dissemination:32 hier",
+               "CARACAL_BCAST": "node/knomial:32 top/knomial:32@-1k top/knomial:8@1k-64k knomial",
+               "CARACAL_ALLREDUCE": "node/knomial:32 top/recmul:32@-1k top/recmul:8@1k-64k recdbl@-64k ring@64k-"}
 # What SMPI runs for Caracal's own native calls (its start-up and hierarchy-build agreements,
 # gather and the report's reduces): `caracal simulate` adds SMPI's plain algorithms for a run
 # with Caracal (sim/run.py CARACAL_NATIVE_CFG: the selectors' SMP-aware ones set up with n^2
@@ -34,13 +42,19 @@ from caracal.sim.run import CARACAL_NATIVE_CFG  # noqa: E402
 LINE = re.compile(r"coll_time: (\w+) (\d+) ranks=(\d+) us=([0-9.]+) min=([0-9.]+)")
 
 
-def one_run(ranks, mapping, variant, ppn, iters, cfg=(), max_bytes=0):
+def is_caracal(variant):
+    """Caracal's variants: `caracal` (the table's), `caracal-LABEL` (other rule sets, --caracal-env)."""
+    return variant == "caracal" or variant.startswith("caracal-")
+
+
+def one_run(ranks, mapping, variant, ppn, iters, cfg=(), max_bytes=0, caracal_env=None):
     cmd = [sys.executable, "-m", "caracal", "simulate", "--platform", "cluster", "--ranks", str(ranks),
            "--ppn", str(ppn), "--mapping", mapping, "--cfg", "smpi/auto-shared-malloc-thresh:65536"]
     for c in cfg:
         cmd += ["--cfg", c]
-    if variant == "caracal":
-        for k, v in CARACAL_ENV.items():
+    caracal_env = caracal_env or CARACAL_ENV
+    if is_caracal(variant):
+        for k, v in caracal_env.items():
             cmd += ["--env", f"{k}={v}"]
     else:
         cmd += ["--no-caracal", "--selector", variant]
@@ -49,8 +63,11 @@ def one_run(ranks, mapping, variant, ppn, iters, cfg=(), max_bytes=0):
     if max_bytes:
         env["COLL_TIME_MAX_BYTES"] = str(max_bytes)
     p = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    used = list(cfg) + (list(CARACAL_NATIVE_CFG) if variant == "caracal" else [])
-    return parse_run(ranks, mapping, variant, used, p.stdout, p.stderr)
+    used = list(cfg) + (list(CARACAL_NATIVE_CFG) if is_caracal(variant) else [])
+    r = parse_run(ranks, mapping, variant, used, p.stdout, p.stderr)
+    if is_caracal(variant):
+        r["caracal_env"] = dict(caracal_env)
+    return r
 
 
 def parse_run(ranks, mapping, variant, cfg, stdout, stderr=""):
@@ -76,14 +93,17 @@ def measure(args):
     doc = json.loads(path.read_text()) if path.exists() else {
         "schema": "caracal.bench-simulate-scaling/1", "platform": "cluster", "ppn": args.ppn,
         "caracal_env": CARACAL_ENV, "runs": []}
-    done = {(r["ranks"], r["mapping"], r["variant"]) for r in doc["runs"]}
+    env = dict(kv.split("=", 1) for kv in args.caracal_env) if args.caracal_env else None
+    done = {(r["ranks"], r["mapping"], r["variant"], tuple(r.get("cfg_asked", ()))) for r in doc["runs"]}
     for ranks in [int(x) for x in args.ranks.split(",")]:
         for mapping in args.mappings.split(","):
             for variant in args.variants.split(","):
-                if (ranks, mapping, variant) in done:
+                if (ranks, mapping, variant, tuple(args.cfg)) in done:
                     continue
                 r = one_run(ranks, mapping, variant, args.ppn, args.iters, args.cfg,
-                            args.max_bytes if ranks > args.max_bytes_above else 0)
+                            args.max_bytes if ranks > args.max_bytes_above else 0, env)
+                if args.cfg:  # a run with other SMPI options (e.g. per-message overheads) is its own row
+                    r["cfg_asked"] = list(args.cfg)
                 print(json.dumps(r), flush=True)
                 doc["runs"].append(r)
                 path.write_text(json.dumps(doc, indent=None, separators=(",", ":")) + "\n")
@@ -95,6 +115,8 @@ def import_out(args):
     path = Path(args.json)
     doc = json.loads(path.read_text())
     r = parse_run(int(args.ranks), args.mappings, args.variants, args.cfg, Path(args.import_out).read_text())
+    if is_caracal(args.variants):
+        r["caracal_env"] = dict(kv.split("=", 1) for kv in args.caracal_env) if args.caracal_env else CARACAL_ENV
     if args.note:
         r["note"] = args.note
     if args.paused:  # SIGSTOPped through a quiet window: wall_s counts the pause, running_s not
@@ -106,9 +128,9 @@ def import_out(args):
     print(json.dumps(r))
 
 
-# The goals of issue 19, one by one, as of the recorded runs (session 16); kept with the script
-# that writes the table.
-STATUS = [
+# The goals of issue 19, one by one, as of the recorded runs; kept with the script that writes
+# the table. STATUS_S16: session 16's account, for simulate-scaling-s16.json (the old metric).
+STATUS_S16 = [
     "## Issue 19's goals, one by one (session 16)",
     "",
     "- **A 16,384-rank run within 10 minutes and 8 GiB here**: met. Caracal, round-robin, barrier/bcast/allreduce "
@@ -145,12 +167,52 @@ STATUS = [
 ]
 
 
+OLD_METRIC = ("**Old metric** (session 16 and before): each rank timed ITERS back-to-back calls from its "
+              "own start after a barrier, and the slowest rank's mean was reported; it depended on each "
+              "variant's barrier skew and let pipelined bcasts overlap. Not comparable with "
+              "simulate-scaling.md (common start, commit 00de5b1).")
+
+
+# Session 17 (the common-start metric, radix-k top levels); filled from the recorded runs.
+STATUS = [
+    "## Issue 19's goals, one by one (session 17)",
+    "",
+    "- **1.5x the best flat at 16,384 ranks, round-robin**: met for the cases up to 4 KiB in this model. "
+    "Caracal (the rules above: node k-nomial 32, leaders radix 32 below 1 KiB, 8 up to 64 KiB) against "
+    "SMPI's ompi selector, the only flat one that runs at 16,384 ranks here (branch flat17, "
+    "bench/results/simulate-scaling-flat17.json: SMPI's algorithms, the k-nomial bcast rebuilt from "
+    "point-to-point because SMPI's sets up with n^2 messages): barrier 9.4 us against 39.8 (4.25x), bcast "
+    "8 B 8.9 / 22.4 (2.52x), 4 KiB 30.0 / 216.2 (7.2x), allreduce 8 B 9.4 / 62.3 (6.6x), 4 KiB 22.3 / 617.0 "
+    "(27.7x). 4 MiB at 16,384 ranks: flat17's runs. The other selectors (mpich, mvapich2, impi) cannot be "
+    "simulated at 16,384 here, so 'best flat' there is ompi's.",
+    "- **Never slower with block mapping**: Caracal's levels and times are the same with block and "
+    "round-robin mapping (64 and 256 ranks here: identical rows; 16,384 in session 16); at 64 and 256 ranks "
+    "block it wins every case up to 4 KiB (1.13-3.45x) and loses the 4 MiB bcast at 256 ranks (2,215 us "
+    "against mvapich2's 1,430: 0.65x; docs/simulate.md: SimGrid shares a link among a tree's concurrent "
+    "segments, so Caracal's bcast tree is not pipelined there). Block at 16,384: not run this session.",
+    "- **Honesty check**: SMPI charges no CPU per message. With 0.3 us per send and receive, at 1,024 ranks "
+    "round-robin these rules keep 1.50x (barrier), 1.13x (8 B allreduce), 7.6x / 2.6x (4 KiB) over flat "
+    "ompi and lose the 8 B bcast (0.81x); radix 8 everywhere does better there (2.75x, 2.06x, 1.17x): "
+    "bench/results/simulate-overhead.md. 16,384 ranks with the overhead: not run (no flat baseline).",
+    "- **Rules chosen by measurement** at 64, 256, 1,024 ranks: bench/results/simulate-radix-choice.md.",
+    "- **Host cost at 16,384** (Caracal, round-robin, up to 4 KiB): 461 s CPU, 3.6 GiB Pss, 2,187 s wall "
+    "beside 3-4 other simulations (load 6-11): the 10-minute goal of session 16 (237 s CPU alone) was "
+    "not re-measured alone.",
+    "",
+]
+
+
 def report(args):
     doc = json.loads(Path(args.json).read_text())
     runs = doc["runs"]
+    old = doc.get("metric") == "s16"
     cases = ["barrier 0", "bcast 8", "bcast 4096", "bcast 4194304", "allreduce 8", "allreduce 4096",
              "allreduce 4194304"]
-    lines = ["# Simulated scaling: Caracal's hierarchical collectives vs SMPI's flat ones", "",
+    lines = ["# Simulated scaling: Caracal's hierarchical collectives vs SMPI's flat ones"
+             + (" (old metric, session 16)" if old else ""), ""] + ([OLD_METRIC, ""] if old else [
+             "Metric (commit 00de5b1): every timed call starts at one simulated instant on every rank; its "
+             "time is from there to the last rank's return (bench/simulate/coll_time.c). Session 16's rows, "
+             "timed otherwise: simulate-scaling-s16.md.", ""]) + [
              f"Cluster of {doc['ppn']}-core nodes (docs/simulate.md), `caracal simulate`, "
              "bench/simulate/coll_time.c; simulated microseconds per call (slowest rank). "
              "best flat = the fastest of SMPI's selectors ompi, mpich, mvapich2, impi; "
@@ -165,7 +227,10 @@ def report(args):
         sel = {r["variant"]: r for r in runs if r["ranks"] == ranks and r["mapping"] == mapping}
         if "caracal" not in sel:
             continue
-        lines += [f"## {ranks} ranks, {mapping} mapping", "",
+        env = sel["caracal"].get("caracal_env")
+        rules = [] if not env or env == doc["caracal_env"] else [
+            "Caracal's rules in this run: " + ", ".join(f"{k}={v}" for k, v in env.items()) + ".", ""]
+        lines += [f"## {ranks} ranks, {mapping} mapping", ""] + rules + [
                   "| case | Caracal | " + " | ".join(SELECTORS) + " | best flat | speedup |",
                   "|---|---:|" + "---:|" * len(SELECTORS) + "---:|---:|"]
         for c in cases:
@@ -178,10 +243,39 @@ def report(args):
                   [f"{best:.1f}" if best else "-", f"{best / car:.2f}x" if best and car else "-"]
             lines.append("| " + " | ".join(row) + " |")
         lines += ["", "host: " + "; ".join(_host(v, r) for v, r in sel.items()), ""]
-    lines += goals(runs, cases) + model_checks(doc, cases) + STATUS
+    lines += goals(runs, cases) + model_checks(doc, cases) + (STATUS_S16 if old else STATUS)
     out = Path(args.json).with_suffix(".md")
     out.write_text("\n".join(lines) + "\n")
     plot(doc, cases, Path(args.json).with_suffix(".png"))
+    print(out)
+
+
+def choice_report(args):
+    """The rule sets tried for Caracal (variants caracal-LABEL, --caracal-env): one table per size
+    and mapping, every variant's rules listed once."""
+    doc = json.loads(Path(args.json).read_text())
+    cases = ["barrier 0", "bcast 8", "bcast 4096", "bcast 4194304", "allreduce 8", "allreduce 4096",
+             "allreduce 4194304"]
+    runs = [r for r in doc["runs"] if is_caracal(r["variant"])]
+    lines = ["# Choosing Caracal's simulation rules (session 17)", "",
+             "Cluster of 32-core nodes, `caracal simulate`, bench/simulate/coll_time.c (common-start metric: "
+             "from one simulated instant on every rank to the last rank's return); simulated us. Each "
+             "variant is one set of rules (below); `-` = case not run. Written by "
+             "`bench/simulate/scaling.py --report-choice --json` this file's JSON.", ""]
+    for ranks, mapping in sorted({(r["ranks"], r["mapping"]) for r in runs}):
+        sel = [r for r in runs if (r["ranks"], r["mapping"]) == (ranks, mapping)]
+        lines += [f"## {ranks} ranks, {mapping}", "", "| variant | " + " | ".join(cases) + " |",
+                  "|---|" + "---:|" * len(cases)]
+        for r in sel:
+            lines.append(f"| {r['variant']} | " + " | ".join(
+                f"{r['us'][c]:.1f}" if c in r["us"] else "-" for c in cases) + " |")
+        lines.append("")
+    lines += ["## Rules of each variant", ""]
+    for v in dict.fromkeys(r["variant"] for r in runs):
+        env = next(r["caracal_env"] for r in runs if r["variant"] == v)
+        lines.append(f"- `{v}`: " + "; ".join(f"`{k}={x}`" for k, x in env.items()))
+    out = Path(args.json).with_suffix(".md")
+    out.write_text("\n".join(lines) + "\n")
     print(out)
 
 
@@ -283,15 +377,20 @@ def main():
     ap.add_argument("--mappings", default="roundrobin,block")
     ap.add_argument("--variants", default=",".join(("caracal",) + SELECTORS))
     ap.add_argument("--cfg", action="append", default=[], help="another SMPI option, e.g. smpi/privatization:mmap")
+    ap.add_argument("--caracal-env", action="append", default=[], metavar="KEY=VALUE",
+                    help="Caracal's rules for this run's caracal variants (repeated; replaces CARACAL_ENV)")
     ap.add_argument("--max-bytes", type=int, default=4096,
                     help="above --max-bytes-above ranks, leave out larger cases (host time)")
     ap.add_argument("--max-bytes-above", type=int, default=1024)
     ap.add_argument("--report", action="store_true")
+    ap.add_argument("--report-choice", action="store_true", help="table of the caracal-LABEL rule sets tried")
     ap.add_argument("--import", dest="import_out", metavar="FILE",
                     help="add one run from caracal simulate's saved output (one --ranks, --mappings, --variants)")
     ap.add_argument("--note", help="with --import: a note kept with the run")
     ap.add_argument("--paused", type=float, default=0, help="with --import: seconds the run was stopped (SIGSTOP)")
     args = ap.parse_args()
+    if args.report_choice:
+        return choice_report(args)
     report(args) if args.report else import_out(args) if args.import_out else measure(args)
 
 
