@@ -30,11 +30,14 @@ or interrupted) continues with --resume and the same options, so a long check sp
 of the bench lock.
 
 Any library Caracal builds for (`--libs openmpi5,mpich5,impi`: build-NAME/ must exist) - the
-check item 4 of the MPI-libraries issue asks of every library's default table.
+check item 4 of the MPI-libraries issue asks of every library's default table. --build NAME
+runs another build's caracal-tune-bench on the libraries (one that runs on each of them,
+mpilibs.BUILD_RUNS_ON): `--libs mpich5,impi --build abi` times the MPI-5 ABI build under both
+libraries' ABI mode (their own libmpi_abi.so.1, through the launch's library path).
 
 Usage: bench/coll/defaults_check.py [--ranks 2,4] [--libs openmpi,mpich] [--rounds 2]
           [--sizes 8,64,512,2K,4K,16K,64K,256K,1M] [--families all|LIST] [--patterns b2b,rotate,barrier]
-          [--rules FILE] [--seed N] [--out NAME] [--resume] [--max-minutes M] [--state FILE]
+          [--rules FILE] [--build NAME] [--seed N] [--out NAME] [--resume] [--max-minutes M] [--state FILE]
 Writes bench/results/NAME.md and .json (default NAME: defaults-check).
 
 --rules FILE measures a changed default before it is built: the ranks read FILE (CARACAL_RULES,
@@ -121,7 +124,8 @@ def write(a, state, libs, pats, rules_text, final):
     rows, counts = summarise(state, libs, pats)
     loads = [l["load"][0] for l in state["done"].values()]
     done, total = len(state["done"]), len(state["plan"])
-    titles = {lib: mpilibs.get(lib).title for lib in libs}
+    titles = {lib: mpilibs.get(lib).title + (f", libcaracal and the benchmark of build {a.build}" if a.build else "")
+              for lib in libs}
     head = ("| library | ranks | family | bytes | native us (p25-p75) | "
             + " | ".join(f"default {p}" for p in pats) + " | " + " | ".join(f"shm {p}" for p in pats)
             + " | verdict |\n|" + "---|" * (6 + 2 * len(pats)) + "\n")
@@ -157,7 +161,7 @@ def write(a, state, libs, pats, rules_text, final):
     doc = {"schema": "caracal.bench-defaults-check/2", "machine": dict(state["machine"], load_average_at_start=state["load_start"]),
            "libraries": titles, "load_average_at_end": os.getloadavg(), "launch_loads": [round(x, 2) for x in loads],
            "launches_done": done, "launches": total, "rounds": a.rounds, "reps": a.reps, "patterns": pats,
-           "seed": state["seed"], "rules": rules_text or None,
+           "seed": state["seed"], "rules": rules_text or None, "build": a.build,
            "cell": "default/shm: [median of paired ratios, 95% CI low, high, repetitions]", "rows": rows}
     if final or done % 5 == 0:
         benchlib.write_results(a.out, doc, md)
@@ -174,6 +178,8 @@ def main():
     ap.add_argument("--families", default="all")
     ap.add_argument("--patterns", default="b2b,rotate,barrier")
     ap.add_argument("--rules", metavar="FILE", help="a rules file the default reads first (a changed default, unbuilt)")
+    ap.add_argument("--build", choices=mpilibs.BUILDS, default=None,
+                    help="whose caracal-tune-bench runs (default: each library's own build; e.g. abi)")
     ap.add_argument("--out", default="defaults-check", help="result name in bench/results/")
     ap.add_argument("--seed", type=int, default=None,
                     help="candidate order of the first launch (the k-th launch takes seed+k; default: from the clock)")
@@ -191,6 +197,9 @@ def main():
     bad = [f for f in fams if f not in FAMILIES] + [l for l in libs if l not in mpilibs.NAMES] + [p for p in pats if p not in PATTERNS]
     if bad or a.rounds < 1 or a.reps < 1 or any(n < 2 for n in ranks):
         ap.error(f"unknown family, library or pattern: {', '.join(bad)}" if bad else "--rounds, --reps >= 1, --ranks >= 2")
+    wrong = [l for l in libs if a.build and l in mpilibs.NAMES and a.build not in mpilibs.BUILD_RUNS_ON[l]]
+    if wrong:
+        ap.error(f"--build {a.build} does not run on {', '.join(wrong)}")
     if a.rules and not os.path.isfile(a.rules):
         ap.error(f"--rules: no file {a.rules}")
     rules_text = Path(a.rules).read_text() if a.rules else ""
@@ -198,6 +207,8 @@ def main():
     state_path = Path(a.state or f"/tmp/caracal-defaults-check/{a.out}.json")
     options = dict(libs=libs, ranks=ranks, sizes=sizes, families=fams, patterns=pats, rounds=a.rounds, reps=a.reps,
                    rules=rules_text)
+    if a.build:  # (absent otherwise: runs kept before the option existed resume as they were)
+        options["build"] = a.build
     if a.resume:
         try:
             state = json.loads(state_path.read_text())
@@ -220,34 +231,37 @@ def main():
                  "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
                  "machine": benchlib.machine_description()}
     state["plan"] = [tuple(p) for p in state["plan"]]
-    algs = {lib: benchlib.caracal_algorithms(lib, "defaults_check") for lib in libs}
+    algs = {lib: benchlib.caracal_algorithms(a.build or lib, "defaults_check") for lib in libs}
     t_start = time.monotonic()
     todo = [k for k in range(len(state["plan"])) if str(k) not in state["done"]]
-    for i, k in enumerate(todo):
-        if a.max_minutes and time.monotonic() - t_start > 60 * a.max_minutes:
-            print(f"\ndefaults_check: {a.max_minutes} minutes used, {len(todo) - i} launches left: "
-                  f"continue with --resume", file=sys.stderr)
-            break
-        lib, n, pat, fam = state["plan"][k]
-        benchlib.progress(len(state["done"]), len(state["plan"]), f"{lib} {pat} {fam}")
-        cands = ["pmpi", "default"] + (["shm"] if "shm" in algs[lib].get(fam, []) else [])
-        exe = str(paths.build_dir(lib) / "bin" / "caracal-tune-bench")
-        argv = [exe, fam, "--sizes", "0" if fam == "barrier" else ",".join(map(str, sizes)), "--cands", ",".join(cands),
-                "--reps", str(a.reps), "--target-us", "1000", "--pattern", pat, "--seed", str(state["seed"] + k)]
-        load = os.getloadavg()
-        out = benchlib.run_launch(benchlib.mpiexec(lib, n, argv, env), 900)
-        cells = [json.loads(ln) for ln in out.stdout.splitlines() if ln.startswith("{") and "tune-cell" in ln]
-        if out.returncode or not cells:
-            print(f"\ndefaults_check: {state['plan'][k]} failed: {out.stderr[-300:]}", file=sys.stderr)
-            continue
-        if "caracal" in out.stderr:  # e.g. a refused rule of --rules: the default measured is not the one meant
-            print(f"\ndefaults_check: {state['plan'][k]}: {out.stderr.strip()[-300:]}", file=sys.stderr)
-        state["done"][str(k)] = {"load": load, "cells": cells}
-        state_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = state_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(state, separators=(",", ":")))
-        tmp.replace(state_path)
-        write(a, state, libs, pats, rules_text, final=False)
+    try:  # interrupted (Ctrl-C, a hold's timeout): the launches done are written below
+        for i, k in enumerate(todo):
+            if a.max_minutes and time.monotonic() - t_start > 60 * a.max_minutes:
+                print(f"\ndefaults_check: {a.max_minutes} minutes used, {len(todo) - i} launches left: "
+                      f"continue with --resume", file=sys.stderr)
+                break
+            lib, n, pat, fam = state["plan"][k]
+            benchlib.progress(len(state["done"]), len(state["plan"]), f"{lib} {pat} {fam}")
+            cands = ["pmpi", "default"] + (["shm"] if "shm" in algs[lib].get(fam, []) else [])
+            exe = str(paths.build_dir(a.build or lib) / "bin" / "caracal-tune-bench")
+            argv = [exe, fam, "--sizes", "0" if fam == "barrier" else ",".join(map(str, sizes)), "--cands", ",".join(cands),
+                    "--reps", str(a.reps), "--target-us", "1000", "--pattern", pat, "--seed", str(state["seed"] + k)]
+            load = os.getloadavg()
+            out = benchlib.run_launch(benchlib.mpiexec(lib, n, argv, env), 900)
+            cells = [json.loads(ln) for ln in out.stdout.splitlines() if ln.startswith("{") and "tune-cell" in ln]
+            if out.returncode or not cells:
+                print(f"\ndefaults_check: {state['plan'][k]} failed: {out.stderr[-300:]}", file=sys.stderr)
+                continue
+            if "caracal" in out.stderr:  # e.g. a refused rule of --rules: the default measured is not the one meant
+                print(f"\ndefaults_check: {state['plan'][k]}: {out.stderr.strip()[-300:]}", file=sys.stderr)
+            state["done"][str(k)] = {"load": load, "cells": cells}
+            state_path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = state_path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(state, separators=(",", ":")))
+            tmp.replace(state_path)
+            write(a, state, libs, pats, rules_text, final=False)
+    except KeyboardInterrupt:
+        print("\ndefaults_check: interrupted; continue with --resume", file=sys.stderr)
     benchlib.progress(len(state["done"]), len(state["plan"]), "")
     if not state["done"]:
         sys.exit("defaults_check: no launch finished")

@@ -84,7 +84,7 @@ def main():
                    load=[round(load0[0], 2), round(load1[0], 2)], time=time.strftime("%H:%M:%S", time.gmtime()))
         doc["rows"].append(row)
         lines.append(f"| {a.lib} | {a.family} | {b} | {a.pattern} | {cand} (of {a.cands}) | {a.label} | {nat:.3f} | "
-                     f"{m:.3f} ({lo:.3f}-{hi:.3f}) | {len(v)} | {load0[0]:.2f}-{load1[0]:.2f} | {row['time']} |")
+                     f"{m:.3f} " + (f"({lo:.3f}-{hi:.3f})" if lo is not None else "(too few for an interval)") + f" | {len(v)} | {load0[0]:.2f}-{load1[0]:.2f} | {row['time']} |")
         print(lines[-1])
     res.mkdir(parents=True, exist_ok=True)
     jpath.write_text(json.dumps(doc, separators=(",", ":")) + "\n")

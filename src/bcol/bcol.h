@@ -11,6 +11,7 @@
 #ifndef CARACAL_BCOL_H
 #define CARACAL_BCOL_H
 #include "core/progress.h"
+#include <stddef.h>
 
 /* a tree over a group of n ranks, from one rank's point of view (absolute ranks) */
 typedef struct {
@@ -49,11 +50,18 @@ caracal_task *caracal_p2p_fanin_nary(int root, int arity, MPI_Comm comm, int tag
 caracal_task *caracal_p2p_fanout_nary(int root, int arity, MPI_Comm comm, int tag);
 caracal_task *caracal_p2p_fanin_knomial(int root, int radix, MPI_Comm comm, int tag);
 caracal_task *caracal_p2p_fanout_knomial(int root, int radix, MPI_Comm comm, int tag);
-caracal_task *caracal_p2p_barrier_dissemination(MPI_Comm comm, int tag);
+/* dissemination barrier of radix k (k-1 signals each way per round, ceil(log_k n) rounds) */
+caracal_task *caracal_p2p_barrier_dissemination(int radix, MPI_Comm comm, int tag);
 /* allreduce: rank-ordered recursive doubling (any operator), ring reduce-scatter +
  * allgather (commutative operators; bandwidth-optimal for large messages) */
 caracal_task *caracal_p2p_allreduce_recdbl(const void *src, void *dst, int count, MPI_Datatype dt, MPI_Op op,
                                            MPI_Comm comm, int tag);
+/* recursive multiplying of radix k: groups of k exchange all-to-all and combine in position
+ * order (commutative operators; bitwise the same result on every rank; non-commutative ones
+ * run recdbl). The radix it runs: caracal_recmul_radix (at most the group, scratch within 4 MiB). */
+caracal_task *caracal_p2p_allreduce_recmul(const void *src, void *dst, int count, MPI_Datatype dt, MPI_Op op,
+                                           int radix, MPI_Comm comm, int tag);
+int caracal_recmul_radix(int radix, int n, size_t bytes);
 caracal_task *caracal_p2p_allreduce_ring(const void *src, void *dst, int count, MPI_Datatype dt, MPI_Op op,
                                          MPI_Comm comm, int tag);
 

@@ -438,8 +438,6 @@ int caracal_coll_call_finish(caracal_task *task, MPI_Comm comm, MPI_Request *req
     return err ? caracal_coll_error(comm, err) : MPI_SUCCESS;
 }
 
-int caracal_native_mode_ = -1;
-
 int caracal_native_blocking_mode_init(void)
 {
     int mode = -1;

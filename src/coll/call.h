@@ -124,15 +124,19 @@ caracal_coll_call_shortcut_v(caracal_coll coll, MPI_Comm comm, int scount, MPI_D
 {
     if (CARACAL_MPI_SMPI)
         return CARACAL_CALL_GO;
+    int n = caracal_memo_size_v(coll, comm); /* both memos of comm have its size: one sum */
+    if (!n)
+        return CARACAL_CALL_GO;
+    int total = caracal_counts_total(rcounts, n);
     unsigned long g = caracal_native_memo_generation();
     int places = caracal_native_memo_places(sbuf, rbuf);
     const caracal_native_memo *m = &caracal_native_memo_[coll];
-    if (m->comm == comm && m->generation == g && m->scount == scount && m->sdt == sdt && m->rdt == rdt &&
-        m->places == places && m->rcount == caracal_counts_total(rcounts, m->n))
+    if (m->comm == comm && m->generation == g && m->rcount == total && m->scount == scount && m->sdt == sdt &&
+        m->rdt == rdt && m->places == places)
         return CARACAL_CALL_NATIVE;
     const caracal_empty_memo *e = &caracal_empty_memo_[coll];
-    if (e->m.comm == comm && e->m.generation == g && e->m.scount == scount && e->m.sdt == sdt && e->m.rdt == rdt &&
-        e->m.places == places && e->op == op && e->m.rcount == caracal_counts_total(rcounts, e->m.n))
+    if (e->m.comm == comm && e->m.generation == g && e->m.rcount == total && e->m.scount == scount &&
+        e->m.sdt == sdt && e->m.rdt == rdt && e->m.places == places && e->op == op)
         return CARACAL_CALL_DONE;
     return CARACAL_CALL_GO;
 }
@@ -182,7 +186,7 @@ void caracal_persist_finalize(void);
  *  default (drain) the rank first finishes what it has in flight. Use as the last statement
  *  of an entry point, the I-form writing to &native_req. docs/collectives.md "Progress". */
 enum { CARACAL_NATIVE_DRAIN, CARACAL_NATIVE_NONBLOCKING, CARACAL_NATIVE_OFF };
-extern __attribute__((visibility("hidden"))) int caracal_native_mode_; /* -1 until read */
+/* caracal_native_mode_ (core/hot.h): -1 until read */
 int caracal_native_blocking_mode_init(void);
 static inline int caracal_native_blocking_mode(void)
 {

@@ -3,7 +3,6 @@
 
 __thread caracal_native_memo caracal_native_memo_[CARACAL_NCOLL] __attribute__((tls_model("initial-exec")));
 __thread caracal_empty_memo caracal_empty_memo_[CARACAL_NCOLL] __attribute__((tls_model("initial-exec")));
-unsigned long caracal_handle_generation = 1;
 
 void caracal_native_memo_keep(caracal_coll c, MPI_Comm comm, int scount, MPI_Datatype sdt, int rcount,
                               MPI_Datatype rdt, int root, int places, int n)

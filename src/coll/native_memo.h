@@ -45,8 +45,8 @@ typedef struct {
 } caracal_native_memo;
 
 extern __thread caracal_native_memo caracal_native_memo_[CARACAL_NCOLL] __attribute__((tls_model("initial-exec")));
-/** Bumped by every free of a communicator or datatype handle (any thread). */
-extern __attribute__((visibility("hidden"))) unsigned long caracal_handle_generation;
+/* caracal_handle_generation (core/hot.h): bumped by every free of a communicator or datatype
+ * handle (any thread). */
 
 /** A handle was freed: every kept decision is dropped (declared also in prof/hooks.h, which
  *  cannot include this header: the profiler has a type of the same name as caracal_coll). */
@@ -75,6 +75,30 @@ __attribute__((always_inline)) static inline int caracal_native_memo_hit(caracal
     const caracal_native_memo *m = &caracal_native_memo_[c];
     return m->comm == comm && m->scount == scount && m->sdt == sdt && m->rcount == rcount && m->rdt == rdt &&
            m->places == places && m->generation == caracal_native_memo_generation();
+}
+
+/** caracal_native_memo_hit for allgatherv and reduce_scatter (`rcounts` in place of rcount):
+ *  the entry point's own test, before anything else. The memo's fields first (its generation
+ *  says that its communicator size, the array's length, is this comm's), then the counts
+ *  against the kept total: subtracted from it as unsigned 32-bit values in a 64-bit word,
+ *  which is 0 only if they add up to it (a negative count is 2^31 or more, and a kept total
+ *  never is). Counting down from the kept total, the loop holds three registers and the
+ *  entry point's arguments stay in theirs for its tail call: the separate sum, sign test and
+ *  comparison (caracal_coll_call_shortcut_v, which the entry point's slow path still asks)
+ *  made GCC save six callee-saved registers on every call. */
+__attribute__((always_inline)) static inline int caracal_native_memo_hit_v(caracal_coll c, MPI_Comm comm, int scount, MPI_Datatype sdt,
+                                            const int *rcounts, MPI_Datatype rdt, int places)
+{
+    if (CARACAL_MPI_SMPI)
+        return 0;
+    const caracal_native_memo *m = &caracal_native_memo_[c];
+    if (!(m->comm == comm && m->generation == caracal_native_memo_generation() && m->scount == scount &&
+          m->sdt == sdt && m->rdt == rdt && m->places == places && rcounts))
+        return 0;
+    unsigned long long left = (unsigned)m->rcount; /* kept: >= 0, with n > 0 (caracal_native_memo_keep) */
+    for (const int *p = rcounts + m->n; p != rcounts;) /* down to the array's start: no end pointer */
+        left -= (unsigned)*--p;
+    return left == 0;
 }
 
 /** The family's last empty call (a type signature of 0 bytes) that Caracal's own checks found
@@ -106,18 +130,17 @@ void caracal_native_memo_keep(caracal_coll c, MPI_Comm comm, int scount, MPI_Dat
                               MPI_Datatype rdt, int root, int places, int n);
 
 /** The total of n counts as a memo's rcount: -1 when there is none to keep (no array, a
- *  negative count, which the library reports, or a total past INT_MAX). */
+ *  negative count, which the library reports, or a total past INT_MAX). The counts are added
+ *  as unsigned 32-bit values: a negative one is then 2^31 or more and the total past INT_MAX,
+ *  one test for both. */
 __attribute__((always_inline)) static inline int caracal_counts_total(const int *v, int n)
 {
-    long long t = 0;
-    int neg = 0;
+    unsigned long long t = 0; /* n < 2^31 values below 2^32: no wrap */
     if (!v)
         return -1;
-    for (int i = 0; i < n; i++) {
-        t += v[i];
-        neg |= v[i] < 0;
-    }
-    return neg || t > 0x7fffffffLL ? -1 : (int)t;
+    for (int i = 0; i < n; i++)
+        t += (unsigned)v[i];
+    return t > 0x7fffffffULL ? -1 : (int)t;
 }
 
 /** The communicator size a v-variant's memo was kept with, if one of family c's memos (native

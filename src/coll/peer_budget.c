@@ -69,8 +69,46 @@ int caracal_recdbl_peers(int n)
 
 int caracal_ring_peers(int n) { return n <= 1 ? 0 : n == 2 ? 1 : 2; }
 
-/* rank 0 sends to d and receives from n-d, d = 1, 2, 4, ...: the hops of radix 2 */
-int caracal_dissemination_peers(int n) { return caracal_hop_exchange_peers(2, n); }
+/* whether a (0 < a) is j * radix^i with 1 <= j < radix: one non-zero digit in radix `radix` */
+static int one_digit(long a, int radix)
+{
+    while (a % radix == 0)
+        a /= radix;
+    return a < radix;
+}
+
+/* Rank 0 of a radix-k dissemination sends to a and receives from n-a for every a = j*k^i < n
+ * (j = 1..k-1): the a are distinct (one non-zero digit each), so the peers are 2|A| less the
+ * a whose n-a is also in A (the same rank both ways). Every rank has as many (rotation). */
+int caracal_dissemination_peers(int radix, int n)
+{
+    if (radix < 2)
+        radix = 2;
+    int count = 0;
+    for (long d = 1; d < n; d *= radix)
+        for (long j = 1; j < radix && j * d < n; j++)
+            count += 2 - one_digit(n - j * d, radix);
+    return count;
+}
+
+/* Recursive multiplying (bcol/p2p/allreduce_recmul.c): (k-1) peers in each of the m full
+ * rounds, r-1 in the last, all distinct (each round varies another digit), and one folded
+ * neighbour when n is not k^m * r. */
+int caracal_recmul_peers(int radix, int n)
+{
+    if (n <= 1)
+        return 0;
+    if (radix < 2)
+        radix = 2;
+    long s = 1;
+    int m = 0;
+    while (s * radix <= n) {
+        s *= radix;
+        m++;
+    }
+    int r = (int)(n / s);
+    return (radix - 1) * m + (r - 1) + (s * r < n);
+}
 
 int caracal_hop_exchange_peers(int radix, int n)
 {

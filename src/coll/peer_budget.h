@@ -24,7 +24,8 @@ int caracal_knomial_peers(int radix, int n);
 int caracal_nary_peers(int arity, int n);
 int caracal_recdbl_peers(int n);
 int caracal_ring_peers(int n);
-int caracal_dissemination_peers(int n);
+int caracal_dissemination_peers(int radix, int n);
+int caracal_recmul_peers(int radix, int n);
 /* the hop exchange of alltoall's leaders (leader_exchange.c): distinct +-radix^i mod n */
 int caracal_hop_exchange_peers(int radix, int n);
 

@@ -132,8 +132,14 @@ __attribute__((weak, noreturn)) void caracal_out_of_memory(size_t bytes);
     [CARACAL_REDUCE_SCATTER_BLOCK] = "shm@512-64k#2 pairwise@32k-#3- native",                   \
     [CARACAL_SCAN] = "shm@4k-64k#2 native", [CARACAL_EXSCAN] = "shm@4k-8k#2 native",             \
     [CARACAL_ALLTOALLW] = "native"
+/* Session 17, the quiet window (bench/results/barrier-openmpi-s17.md, paired against the library
+ * alone, 3 runs of 210 repetitions): Open MPI 4.1's 2-rank shm barrier after a native barrier
+ * took 1.027x (0.983-1.075), 1.062x (1.036-1.089) and 1.085x (1.068-1.098); native through
+ * Caracal's entry, in the same launches, 1.048x (1.043-1.051), 1.029x (1.017-1.037) and 1.039x
+ * (1.032-1.052). As Open MPI 5's since session 16: native at 2 ranks, giving up the shm
+ * barrier's back-to-back win (0.81x). */
 #define OPENMPI4_DEFAULTS                                                                     \
-    [CARACAL_BARRIER]   = "shm native",                                                        \
+    [CARACAL_BARRIER]   = "shm#3- native",                                                     \
     [CARACAL_BCAST]     = "shm@512-16k#2 native@-64#3-5 shm@-64k#3- node/shm@2k-8k knomial:2@2k-8k#3-6 native", \
     [CARACAL_REDUCE]    = "shm@512-16k#2 shm#3- node/shm@2k-8k knomial:2@2k-8k#6- native", \
     [CARACAL_ALLREDUCE] = "shm@-1m#2 shm@-16k node/shm@16k-64k recdbl:2@16k-64k native"
@@ -221,8 +227,10 @@ __attribute__((weak, noreturn)) void caracal_out_of_memory(size_t bytes);
     [CARACAL_ALLTOALLW] = "native"
 /* The MPI-5 ABI build runs on MPICH 5 and Intel MPI alike: only what both libraries' own
  * builds measured faster. Intel MPI's rows are that: at 2 ranks each is a subset of MPICH 5's.
- * The ABI build's own entry path is the same code; it was not timed itself (defaults_check
- * runs the libraries' own builds). */
+ * The ABI build itself, timed in session 17 (defaults_check --build abi, 2 ranks, 91 cells,
+ * bench/results/defaults-check-{mpich5,impi}-abi-s17.md): no cell above 1.05x under either
+ * library's ABI mode by its interval; under MPICH 5 it leaves 45 shm wins of MPICH 5's own rows
+ * untaken. */
 #if defined(MPI_ABI_VERSION) /* MPI-5 standard ABI: runs on MPICH 5 and Intel MPI */
 #define CARACAL_DEFAULTS_FOR "the MPI-5 ABI (MPICH 5, Intel MPI)"
 static const char *const defaults[CARACAL_NCOLL] = {IMPI_DEFAULTS, IMPI_NEW_FAMILY_DEFAULTS};
@@ -465,12 +473,11 @@ static struct {
     caracal_choice choice;
 } last[CARACAL_NCOLL];
 
-unsigned long caracal_select_generation = 1;
-
 /* Families whose comm rules can only answer native (every new family by default, and any
  * family a tuned file leaves native): their calls skip the size and type queries and the
  * rule walk, so going native through Caracal costs about a branch. */
-unsigned char caracal_select_native_only[CARACAL_NCOLL]; /* 0 until the rules are read */
+/* caracal_select_native_only: 0 until the rules are read (core/hot.h) */
+_Static_assert(CARACAL_NCOLL <= CARACAL_HOT_NCOLL, "core/hot.h has a native-only flag for every family");
 
 static void note_never(int c)
 {

@@ -17,6 +17,7 @@
 #ifndef CARACAL_COLL_SELECT_H
 #define CARACAL_COLL_SELECT_H
 #include <stddef.h>
+#include "core/hot.h"
 
 /* MPI's collective families, in the order of src/coll/families.def */
 typedef enum {
@@ -45,8 +46,7 @@ extern const char *const caracal_coll_names[CARACAL_NCOLL];
 int caracal_select(caracal_coll coll, int comm_size, size_t bytes, caracal_choice *choice);
 /** Nonzero when no call of the family can select a Caracal algorithm (every comm rule that
  *  could match says native and CARACAL_COLL is not force): callers go native at once. */
-/* (hidden, as the other globals an entry point reads: read directly, not through the GOT) */
-extern __attribute__((visibility("hidden"))) unsigned char caracal_select_native_only[CARACAL_NCOLL];
+/* (caracal_select_native_only[CARACAL_NCOLL]: on the entry's cache line, core/hot.h) */
 static inline int caracal_select_never(caracal_coll coll) { return caracal_select_native_only[coll]; }
 /** As caracal_select, passing over `shm` comm rules: for a communicator that is not one
  *  shared-memory node, where a `shm` rule cannot run, the next matching rule applies. */
@@ -66,8 +66,8 @@ int caracal_coll_mode(void);
 /** Replace a family's user rules (CARACAL_<FAMILY>) for the rest of the job: the public
  *  caracal_set_rules (include/caracal.h). */
 int caracal_set_rules(const char *family, const char *rules);
-/** Changes whenever rules change (caches of level decisions compare it). */
-extern __attribute__((visibility("hidden"))) unsigned long caracal_select_generation;
+/* caracal_select_generation (core/hot.h): changes whenever rules change (caches of level
+ * decisions compare it). */
 /** The built-in default rules of a family (for `caracal info`). */
 const char *caracal_select_defaults(caracal_coll coll);
 

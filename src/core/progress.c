@@ -11,7 +11,6 @@
 #include "threads.h"
 #include "req_failures.h"
 
-_Atomic int caracal_active_requests;
 _Atomic unsigned long caracal_progress_ticks;
 int caracal_threaded;
 

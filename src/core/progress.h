@@ -12,6 +12,7 @@
 #include <mpi.h>
 #include <stdatomic.h>
 #include "under_smpi.h" /* tasks' PMPI_Test under SMPI */
+#include "core/hot.h"
 
 enum { CARACAL_TASK_PENDING = 0, CARACAL_TASK_DONE = 1 };
 #define CARACAL_TASK_MAXSUCC 8
@@ -46,9 +47,9 @@ caracal_task *caracal_task_noop(void);
 /** Bumped by a task whenever it moves (a step, a segment): waiters then keep spinning
  *  instead of backing off. */
 extern _Atomic unsigned long caracal_progress_ticks;
-/** Number of collectives in flight; when 0 the Test/Wait family goes straight to PMPI.
- *  Written under the engine's lock; read anywhere (a plain load on x86). */
-extern __attribute__((visibility("hidden"))) _Atomic int caracal_active_requests;
+/* caracal_active_requests (core/hot.h): the number of collectives in flight; when 0 the
+ * Test/Wait family goes straight to PMPI. Written under the engine's lock; read anywhere (a
+ * plain load on x86). */
 /** A tick: a hint, so threads may lose one to each other; a plain load and store. */
 static inline void caracal_progress_tick(void)
 {

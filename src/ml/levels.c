@@ -83,13 +83,17 @@ caracal_task *caracal_ml_level_allreduce(const caracal_ml_args *a, int l, const 
     caracal_alg alg = pick(a, l);
     if (use_shm(a, l, alg, CARACAL_SHM_K_ALLREDUCE, nbytes(count, dt)))
         return caracal_shm_allreduce(a->h, src, dst, count, dt, op);
-    int ring = !strcmp(alg.alg, "ring") && count >= lv->size;
-    int budget = budget_arity(a, l, ring ? caracal_ring_peers(lv->size) : caracal_recdbl_peers(lv->size));
+    int ring = !strcmp(alg.alg, "ring") && count >= lv->size, recmul = !ring && !strcmp(alg.alg, "recmul");
+    int k = recmul ? caracal_recmul_radix(radix(alg), lv->size, nbytes(count, dt)) : 2;
+    int budget = budget_arity(a, l, ring ? caracal_ring_peers(lv->size)
+                                  : recmul ? caracal_recmul_peers(k, lv->size) : caracal_recdbl_peers(lv->size));
     if (budget) /* reduce to the level's rank 0 and back down the same tree */
         return in_turn("allreduce_budget", caracal_p2p_reduce_nary(src, dst, count, dt, op, 0, budget, lv->comm, tag),
                        caracal_p2p_bcast_nary(dst, count, dt, 0, budget, lv->comm, tag));
     if (ring)
         return caracal_p2p_allreduce_ring(src, dst, count, dt, op, lv->comm, tag);
+    if (recmul)
+        return caracal_p2p_allreduce_recmul(src, dst, count, dt, op, k, lv->comm, tag);
     return caracal_p2p_allreduce_recdbl(src, dst, count, dt, op, lv->comm, tag);
 }
 
@@ -115,11 +119,12 @@ caracal_task *caracal_ml_level_barrier(const caracal_ml_args *a, int l, int tag)
     if (use_shm(a, l, alg, CARACAL_SHM_K_SYNC, 0))
         return caracal_shm_barrier(a->h);
     const caracal_level *lv = lv_of(a->h, l);
-    int budget = budget_arity(a, l, caracal_dissemination_peers(lv->size));
+    int k = !strcmp(alg.alg, "dissemination") ? radix(alg) : 2; /* `hier:k`'s k is the lower levels' radix */
+    int budget = budget_arity(a, l, caracal_dissemination_peers(k, lv->size));
     if (budget)
         return in_turn("barrier_budget", caracal_p2p_fanin_nary(0, budget, lv->comm, tag),
                        caracal_p2p_fanout_nary(0, budget, lv->comm, tag));
-    return caracal_p2p_barrier_dissemination(lv->comm, tag);
+    return caracal_p2p_barrier_dissemination(k, lv->comm, tag);
 }
 
 int caracal_ml_nchunks(const caracal_hier *h, int count, MPI_Datatype dt)

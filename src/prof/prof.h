@@ -7,6 +7,7 @@
 #ifndef CARACAL_PROF_PROF_H
 #define CARACAL_PROF_PROF_H
 #include "gen_funcs.h"
+#include "core/hot.h"
 #include "threads.h"
 #include <mpi.h>
 #include <stdint.h>
@@ -52,8 +53,8 @@ typedef struct {
     uint64_t bytes, sent, recv; /* sent, recv: the point-to-point parts of bytes */
 } caracal_call;
 
-/** Profiling is on (CARACAL_PROFILE set, after MPI_Init, not paused by MPI_Pcontrol(0)). */
-extern int caracal_prof_on;
+/* caracal_prof_on (core/hot.h): profiling is on (CARACAL_PROFILE set, after MPI_Init, not
+ * paused by MPI_Pcontrol(0)). */
 /** Set while this thread is inside an accounted MPI call: nested MPI_* calls (MPICH's
  * Fortran bindings call the C MPI_* functions) are not counted twice. */
 extern __thread int caracal_prof_depth __attribute__((tls_model("initial-exec")));

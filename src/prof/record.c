@@ -5,7 +5,6 @@
 #include "log.h"
 #include "threads.h"
 
-int caracal_prof_on;
 __thread int caracal_prof_depth __attribute__((tls_model("initial-exec")));
 __thread void *caracal_site_override __attribute__((tls_model("initial-exec")));
 __thread int caracal_site_seen __attribute__((tls_model("initial-exec")));

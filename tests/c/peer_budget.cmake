@@ -37,3 +37,11 @@ set_tests_properties(peer_budget_refused_one_np4 peer_budget_refused_word_np4 PR
 # persistent): 5 leaders, budget 2 -> radix 4 (hops of 1 and 4, positions with two digits)
 caracal_mpi_test(NAME peer_budget_a2afam_np5_node1 NP 5 COMMAND $<TARGET_FILE:test_a2afam> small PRELOAD
                  ENV CARACAL_NODE_SIZE=1 CARACAL_PEER_BUDGET=2 CARACAL_ALLTOALL=hier CARACAL_ALLTOALLV=hier)
+# the radix-k top-level primitives under a budget: 8 leaders, dissemination:4 (7 peers) and
+# recmul:4 (4 peers) exceed budget 2 and become chains; under budget 4 recmul:4 fits and stays
+caracal_mpi_test(NAME peer_budget_radix_np8_node1 NP 8 COMMAND $<TARGET_FILE:test_peer_budget> 2
+                 ENV CARACAL_NODE_SIZE=1 CARACAL_PEER_BUDGET=2 "CARACAL_BARRIER=top/dissemination:4,hier"
+                     CARACAL_ALLREDUCE=recmul:4)
+caracal_mpi_test(NAME peer_budget_radix_b4_np8_node2 NP 8 COMMAND $<TARGET_FILE:test_peer_budget> 4
+                 ENV CARACAL_NODE_SIZE=2 CARACAL_PEER_BUDGET=4 "CARACAL_BARRIER=top/dissemination:3,hier"
+                     CARACAL_ALLREDUCE=recmul:4)

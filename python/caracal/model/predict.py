@@ -8,7 +8,7 @@ level's LogGP parameters and need a torus (its dimension count d).
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional
 
-from . import formulas as F
+from . import formulas as F, ml
 
 COLLS = ("bcast", "reduce", "allreduce", "barrier", "allgather")
 
@@ -22,6 +22,7 @@ class Params:
     node_size: int
     torus_dims: Optional[int]   # d of the torus, None: no torus models
     k: int = 4                  # radix of the k-nomial rows (besides the binomial)
+    node_shared: bool = True    # a node-level rank's concurrent flows share one link (ml.Sched)
 
 
 @dataclass
@@ -35,12 +36,14 @@ def models(coll: str, p: Params) -> List[Model]:
     """The algorithms of ``coll`` with their cost functions (P, m) -> us."""
     top, node, c, k = p.top, p.node, p.compute, p.k
     hier = f"hierarchical (node {p.node_size})"
+    # Caracal's schedules as they run (ml.py): chunks in flight at once, concurrent sends
+    sched = ml.Sched(node_shared=p.node_shared, combine=c.combine_us_per_byte())
     out: List[Model] = []
     if coll == "bcast":
         out += [Model("binomial", "flat binomial tree (knomial:2)", lambda P, m: F.bcast_knomial(top, P, m, 2)),
                 Model(f"{k}-nomial", f"flat {k}-nomial tree (knomial:{k})", lambda P, m: F.bcast_knomial(top, P, m, k)),
-                Model("hier", hier + ": knomial:2 per level",
-                      lambda P, m: F.bcast_hier(node, top, P, m, p.node_size))]
+                Model("hier", hier + ": knomial:2 per level, chunks and segments in flight at once",
+                      lambda P, m: ml.bcast(node, top, P, m, p.node_size, sched))]
         if p.torus_dims:
             d = p.torus_dims
             out += [Model("binomial-torus", "source's binomial multicast (LogGP)",
@@ -51,7 +54,7 @@ def models(coll: str, p: Params) -> List[Model]:
         out += [Model("binomial", "flat binomial tree (knomial:2)", lambda P, m: F.reduce_knomial(top, c, P, m, 2)),
                 Model(f"{k}-nomial", f"flat {k}-nomial tree (knomial:{k})", lambda P, m: F.reduce_knomial(top, c, P, m, k)),
                 Model("hier", hier + ": knomial:2 per level",
-                      lambda P, m: F.reduce_hier(node, top, c, P, m, p.node_size))]
+                      lambda P, m: ml.reduce(node, top, P, m, p.node_size, sched))]
         if p.torus_dims:
             d = p.torus_dims
             out += [Model("binomial-torus", "source's binomial reduction (LogGP)",
@@ -61,8 +64,8 @@ def models(coll: str, p: Params) -> List[Model]:
     elif coll == "allreduce":
         out += [Model("recdbl", "recursive doubling", lambda P, m: F.allreduce_recdbl(top, c, P, m)),
                 Model("ring", "ring: reduce-scatter + allgather", lambda P, m: F.allreduce_ring(top, c, P, m)),
-                Model("hier", hier + ": node reduce, leaders recdbl|ring, node bcast",
-                      lambda P, m: F.allreduce_hier(node, top, c, P, m, p.node_size))]
+                Model("hier", hier + ": node reduce, leaders recdbl|ring, node bcast, chunks in flight at once",
+                      lambda P, m: ml.allreduce(node, top, P, m, p.node_size, sched))]
         if p.torus_dims:
             d = p.torus_dims
             out += [Model("rect", f"rectangular reduce + multicast, d={d} (LogGP)",
@@ -70,7 +73,7 @@ def models(coll: str, p: Params) -> List[Model]:
     elif coll == "barrier":
         out += [Model("dissemination", "dissemination", lambda P, m: F.barrier_dissemination(top, P)),
                 Model("hier", hier + ": node fan-in, leaders dissemination, node fan-out",
-                      lambda P, m: F.barrier_hier(node, top, P, p.node_size))]
+                      lambda P, m: ml.barrier(node, top, P, p.node_size, sched))]
     elif coll == "allgather":
         out += [Model("ring", "ring", lambda P, m: F.allgather_ring(top, P, m)),
                 Model("recdbl", "recursive doubling", lambda P, m: F.allgather_recdbl(top, P, m))]

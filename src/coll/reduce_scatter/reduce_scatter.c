@@ -13,8 +13,8 @@ static int reduce_scatter(caracal_coll_call *c, MPI_Comm comm, MPI_Request *requ
 
 /* the blocking call past the shortcut: kept out of the entry point, with the entry point's
  * own parameters, so that the entry point's paths save no registers and end in a tail
- * call (this one included); it asks the shortcut again (only calls that are no repeat of a
- * native or empty one, or that must drain first, come here) */
+ * call (this one included); it asks the whole shortcut (calls that are no repeat of a
+ * native one, or that must drain first, come here; a repeated empty call is found here) */
 __attribute__((noinline)) static int reduce_scatter_blocking(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     int how = caracal_select_never(CARACAL_REDUCE_SCATTER) ? CARACAL_CALL_NATIVE
@@ -33,13 +33,14 @@ __attribute__((noinline)) static int reduce_scatter_blocking(const void *sendbuf
                             PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, &native_req));
 }
 
+/* only a repeat of the last native call is decided here (as in MPI_Allgatherv); a repeated
+ * empty call goes on to reduce_scatter_blocking */
 int caracal_impl_MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    int how = caracal_select_never(CARACAL_REDUCE_SCATTER) ? CARACAL_CALL_NATIVE
-                                                    : caracal_coll_call_shortcut_v(CARACAL_REDUCE_SCATTER, comm, 0, datatype, recvcounts, (MPI_Datatype)0, sendbuf, recvbuf, op);
-    if (how == CARACAL_CALL_DONE) /* a repeated empty call: nothing to move on any rank */
-        return MPI_SUCCESS;
-    if (how == CARACAL_CALL_NATIVE && caracal_native_plain())
+    if ((caracal_select_never(CARACAL_REDUCE_SCATTER) ||
+         caracal_native_memo_hit_v(CARACAL_REDUCE_SCATTER, comm, 0, datatype, recvcounts, (MPI_Datatype)0,
+                                   caracal_native_memo_places(sendbuf, recvbuf))) &&
+        caracal_native_plain())
         return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
     return reduce_scatter_blocking(sendbuf, recvbuf, recvcounts, datatype, op, comm);
 }

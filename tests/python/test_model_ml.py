@@ -1,0 +1,138 @@
+"""caracal/model/ml.py (Caracal's hierarchical schedules as they run) against values worked out
+by hand from the definitions, and the rule reading of bench/simulate/hier_model_check.py.
+Every comparison is exact up to float rounding."""
+import sys
+
+import pytest
+
+from caracal.model import formulas as F, ml, predict
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "bench" / "simulate"))
+import hier_model_check as hmc  # noqa: E402
+
+EXACT = dict(rel=1e-12, abs=1e-12)
+H = F.Hockney(1.0, 0.1)      # us, us/byte
+N = F.Hockney(1.0, 0.01)     # a node level
+T = F.Hockney(10.0, 0.1)     # a top level
+FLAT = ml.Sched(node_shared=False)
+
+
+def test_knomial_children_are_caracals_tree():
+    # tree.c rooted at 0: binomial on 8; 3-nomial on 9 (digits in radix 3)
+    assert ml.knomial_children(8, 2) == [[1, 2, 4], [], [3], [], [5, 6], [], [7], []]
+    assert ml.knomial_children(9, 3)[0] == [1, 2, 3, 6]
+    assert ml.knomial_children(9, 3)[3] == [4, 5] and ml.knomial_children(9, 3)[6] == [7, 8]
+    assert ml.knomial_children(32, 32)[0] == list(range(1, 32))
+
+
+def test_nchunks_follows_caracal_ml_nchunks():
+    s = ml.Sched()
+    assert [ml.nchunks(m, s) for m in (8, 256 << 10, (256 << 10) + 1, 1 << 20, 4 << 20)] == [1, 1, 2, 4, 12]
+
+
+@pytest.mark.parametrize("value, expected", [
+    # binomial on 8, m = s = 10, shared link: a parent with c children costs 1 + 10c
+    # (root 3 children -> 4; rel 4, 2 children -> 7; rel 6, 1 child -> 9)
+    (lambda: ml.tree_bcast(H, 8, 2, 10, 10, True), 9.0),
+    # the same, each flow alone: 3 hops x (1 + 1)
+    (lambda: ml.tree_bcast(H, 8, 2, 10, 10, False), 6.0),
+    # 4 MiB in 12 chunks, flows of 64 KiB, not shared: 3 hops x (1 + 6553.6)
+    (lambda: ml.tree_bcast(H, 8, 2, 4 << 20, 65536, False), 3 * 6554.6),
+    # flat (radix 32) on 32: one hop; shared: 1 + 31 x 10 x 0.1
+    (lambda: ml.tree_bcast(H, 32, 32, 10, 10, True), 32.0),
+    # reduce on 4 (0 <- 1, 2; 2 <- 3), shared: rank 2 at 1 + 1 = 2, root at 2 + (1 + 2) = 5;
+    # not shared 2 + 2 = 4; combining 0.5 us/B adds 10 x 0.5 at rank 2 and 2 x 10 x 0.5 at the root
+    (lambda: ml.tree_reduce(H, 4, 2, 10, 10, True), 5.0),
+    (lambda: ml.tree_reduce(H, 4, 2, 10, 10, False), 4.0),
+    (lambda: ml.tree_reduce(H, 4, 2, 10, 10, False, 0.5), 19.0),
+    # dissemination radix 3: 9 ranks 2 rounds, 10 ranks 3 rounds; radix 32 on 2 ranks: one round
+    (lambda: ml.dissemination(H, 9, 3), 2.0),
+    (lambda: ml.dissemination(H, 10, 3), 3.0),
+    (lambda: ml.dissemination(T, 2, 32), 10.0),
+    # ring on 4, one chunk of 400: 6 steps x (1 + 100 x 0.1); two chunks of 400 (m 800) on a
+    # shared link: 6 x (1 + 200 x 0.1), each flow alone 6 x (1 + 10)
+    (lambda: ml.allreduce_ring(H, 4, 400, 400, True), 66.0),
+    (lambda: ml.allreduce_ring(H, 4, 800, 400, True), 126.0),
+    (lambda: ml.allreduce_ring(H, 4, 800, 400, False), 66.0),
+    # recursive doubling on 6: 2 rounds + fold-in and send-back, 4 x (1 + 1)
+    (lambda: ml.allreduce_recdbl(H, 6, 10, 10, True), 8.0),
+    # recursive multiplying radix 3 on 9: 2 rounds of 2 messages at once, shared 2 x (1 + 2);
+    # on 10: one rank folds in and gets the result back, + 2 x (1 + 1)
+    (lambda: ml.allreduce_recmul(H, 9, 10, 10, True, 3), 6.0),
+    (lambda: ml.allreduce_recmul(H, 10, 10, 10, True, 3), 10.0),
+    # radix 4 on 8: one full round (4) + a last of radix 2: (1 + 3) + (1 + 1)
+    (lambda: ml.allreduce_recmul(H, 8, 10, 10, True, 4), 6.0),
+    # each flow alone: rounds x (1 + 1) whatever the radix
+    (lambda: ml.allreduce_recmul(H, 9, 10, 10, False, 3), 4.0),
+])
+def test_level_primitives_by_hand(value, expected):
+    assert value() == pytest.approx(expected, **EXACT)
+
+
+def test_recmul_radix_and_shape():
+    assert ml.recmul_radix(8, 4, 0) == 4                  # at most the group
+    assert ml.recmul_radix(8, 64, 1 << 20) == 5           # 4 scratch chunks of 1 MiB fit 4 MiB
+    assert ml.recmul_shape(10, 3) == (2, 1, 1)            # 9 = 3^2 x 1, one pair folds
+    assert ml.recmul_shape(32, 4) == (2, 2, 0)            # 32 = 4^2 x 2
+
+
+@pytest.mark.parametrize("value, expected", [
+    # 64 ranks, node 32 (2 leaders), m = 100, one chunk: top 10 + 1 x 100 x 0.1 = 20;
+    # node binomial on 32, each flow alone: 5 x (1 + 1) = 10
+    (lambda: ml.bcast(N, T, 64, 100, 32, FLAT), 30.0),
+    # radix 32 in the node: one hop (2)
+    (lambda: ml.bcast(N, T, 64, 100, 32, ml.Sched(node_k=32, node_shared=False)), 22.0),
+    # barrier: fan-in and fan-out 5 x 1 each + one dissemination round 10; flat node 1 + 1 + 10
+    (lambda: ml.barrier(N, T, 64, 32, FLAT), 20.0),
+    (lambda: ml.barrier(N, T, 64, 32, ml.Sched(node_k=32)), 12.0),
+    # allreduce 8 B: node reduce 5 x 1.08, leaders one exchange 10.8, node bcast 5 x 1.08
+    (lambda: ml.allreduce(N, T, 64, 8, 32, ml.Sched(top_allreduce="recdbl", node_shared=False)), 21.6),
+    # 4 MiB in 12 chunks of 349525.33 B: node reduce 5 x (1 + 3495.2533), ring on 2 leaders
+    # (shared) 2 x (10 + 2 MiB x 0.1), node bcast of 64 KiB segments 5 x (1 + 655.36)
+    (lambda: ml.allreduce(N, T, 64, 4 << 20, 32, ml.Sched(top_allreduce="ring", node_shared=False)),
+     5 * (1 + (4 << 20) / 12 * 0.01) + 2 * (10 + (2 << 20) * 0.1) + 5 * (1 + 655.36)),
+])
+def test_schedules_by_hand(value, expected):
+    assert value() == pytest.approx(expected, **EXACT)
+
+
+def test_two_regime_line():
+    h = ml.TwoRegime(F.Hockney(1.0, 0.001), F.Hockney(10.0, 0.001))
+    assert h.msg(100) == pytest.approx(1.1, **EXACT) and h.msg(65536) == pytest.approx(75.536, **EXACT)
+    assert (h.alpha, h.beta) == (1.0, 0.001)
+
+
+def test_predict_hier_rows_are_the_schedules():
+    p = predict.Params(node=N, top=T, top_loggp=F.LogGP(3.0, 3.5, 0.1), compute=F.Compute(1e12, 1e12),
+                       node_size=32, torus_dims=None, node_shared=False)
+    bc = next(m for m in predict.models("bcast", p) if m.name == "hier")
+    assert bc.time(64, 100) == pytest.approx(30.0, rel=1e-9)
+
+
+def test_rules_give_the_schedule():
+    s = hmc.sched_for({"CARACAL_ALLREDUCE": "recdbl@-64k ring@64k- node/knomial:32"}, "allreduce", 4 << 20, 256)
+    assert (s.node_k, s.top_allreduce, s.node_shared) == (32, "ring", False)
+    s = hmc.sched_for({"CARACAL_ALLREDUCE": "recdbl@-64k ring@64k- top/recmul:8@-64k"}, "allreduce", 8, 256)
+    assert (s.node_k, s.top_allreduce, s.top_k) == (2, "recmul", 8)
+    s = hmc.sched_for({"CARACAL_BARRIER": "hier node/knomial:32 top/dissemination:8"}, "barrier", 0, 1024)
+    assert (s.node_k, s.top_k) == (32, 8)
+    s = hmc.sched_for({"CARACAL_BCAST": "knomial top/knomial:4@-64k"}, "bcast", 4 << 20, 1024)
+    assert (s.node_k, s.top_k) == (2, 2)
+    with pytest.raises(ValueError):
+        hmc.sched_for({"CARACAL_BCAST": "native"}, "bcast", 8, 64)
+
+
+def test_reduce_schedule_by_hand():
+    # 64 ranks, node 32, m = 100, each node flow alone: node binomial reduce 5 x (1 + 1) = 10;
+    # leaders (2, shared): 10 + 1 x 100 x 0.1 = 20. Combining 0.5 us/B: a subtree root of 2^j ranks
+    # combines j children (50 j) after its largest child's subtree, so the node's root waits
+    # 50 (1 + 2 + 3 + 4 + 5) = 750 more, the top root 50 more
+    assert ml.reduce(N, T, 64, 100, 32, FLAT) == pytest.approx(30.0, **EXACT)
+    assert ml.reduce(N, T, 64, 100, 32, ml.Sched(node_shared=False, combine=0.5)) == pytest.approx(830.0, **EXACT)
+
+
+def test_a_changed_rule_set_gets_its_own_label():
+    doc = {"runs": [{"rules": "scaling", "env": {"CARACAL_BCAST": "knomial"}, "ranks": 64}]}
+    assert hmc.label_for(doc, "scaling", {"CARACAL_BCAST": "knomial"}) == "scaling"
+    assert hmc.label_for(doc, "scaling", {"CARACAL_BCAST": "knomial node/knomial:32"}) == "scaling-2"
