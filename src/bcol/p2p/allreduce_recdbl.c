@@ -36,8 +36,10 @@ static int progress(caracal_task *t)
             if (r->me < 2 * r->rem) {
                 if (r->me % 2 == 0) { /* hand my data to the odd neighbour, get the result back */
                     caracal_peers_note(r->comm, r->me + 1);
+                    /* the result lands in scratch: acc is dst, and a buffer being sent may not
+                     * be received into (UNFOLD_WAIT copies it over) */
                     PMPI_Isend(r->acc, r->count, r->dt, r->me + 1, r->tag, r->comm, &r->req[0]);
-                    PMPI_Irecv(r->dst, r->count, r->dt, r->me + 1, r->tag, r->comm, &r->req[1]);
+                    PMPI_Irecv(r->other, r->count, r->dt, r->me + 1, r->tag, r->comm, &r->req[1]);
                     t->state = UNFOLD_WAIT;
                     continue;
                 }
@@ -100,7 +102,11 @@ static int progress(caracal_task *t)
             continue;
         case UNFOLD_WAIT:
             PMPI_Testall(2, r->req, &flag, MPI_STATUSES_IGNORE);
-            return flag ? CARACAL_TASK_DONE : CARACAL_TASK_PENDING;
+            if (!flag)
+                return CARACAL_TASK_PENDING;
+            if (r->me < 2 * r->rem && r->me % 2 == 0)
+                caracal_type_copy(r->dst, r->other, r->count, r->dt); /* the result came back */
+            return CARACAL_TASK_DONE;
         }
     }
 }
