@@ -18,6 +18,7 @@ typedef struct {
     int tag, me, n, radix, nreq;
     long dist;
     MPI_Request *req; /* 2 (radix-1): the round's receives, then its sends */
+    MPI_Request own[8]; /* req for radix <= 4: no allocation per barrier on the common path */
 } barrier;
 
 static int progress(caracal_task *t)
@@ -53,7 +54,8 @@ static int progress(caracal_task *t)
 static void destroy(caracal_task *t)
 {
     barrier *b = (barrier *)t;
-    free(b->req);
+    if (b->req != b->own)
+        free(b->req);
     free(b);
 }
 
@@ -69,6 +71,7 @@ caracal_task *caracal_p2p_barrier_dissemination(int radix, MPI_Comm comm, int ta
     PMPI_Comm_size(comm, &b->n);
     if (b->radix > b->n && b->n > 1)
         b->radix = b->n; /* one round reaches everyone: no more requests than that round posts */
-    b->req = caracal_xcalloc(2 * (size_t)(b->radix - 1) + 2, sizeof *b->req);
+    size_t nreq = 2 * (size_t)(b->radix - 1) + 2;
+    b->req = nreq <= sizeof b->own / sizeof *b->own ? b->own : caracal_xcalloc(nreq, sizeof *b->req);
     return &b->task;
 }
