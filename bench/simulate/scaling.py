@@ -260,7 +260,10 @@ def report(args):
         sel = variants(runs, ranks, mapping)
         if not sel:
             continue
-        env = sel["caracal"]["runs"][-1].get("caracal_env") if "caracal" in sel else None
+        # the rules of the run of every family (a one-family run, e.g. flat17's bcast at 16,384, may
+        # carry other families' rules it did not use)
+        full = [r for r in sel.get("caracal", {"runs": []})["runs"] if not r.get("only")]
+        env = (full or sel["caracal"]["runs"])[-1].get("caracal_env") if "caracal" in sel else None
         rules = [] if not env or env == doc["caracal_env"] else [
             "Caracal's rules in this run: " + ", ".join(f"{k}={v}" for k, v in env.items()) + ".", ""]
         lines += [f"## {ranks} ranks, {mapping} mapping", ""] + rules + [
