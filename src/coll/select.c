@@ -141,7 +141,7 @@ __attribute__((weak, noreturn)) void caracal_out_of_memory(size_t bytes);
 #define OPENMPI4_DEFAULTS                                                                     \
     [CARACAL_BARRIER]   = "shm#3- native",                                                     \
     [CARACAL_BCAST]     = "shm@512-16k#2 native@-64#3-5 shm@-64k#3- node/shm@2k-8k knomial:2@2k-8k#3-6 native", \
-    [CARACAL_REDUCE]    = "shm@512-16k#2 shm#3- node/shm@2k-8k knomial:2@2k-8k#6- native", \
+    [CARACAL_REDUCE]    = "shm@512-16k#2 native@-64#3-5 shm#3- node/shm@2k-8k knomial:2@2k-8k#6- native", \
     [CARACAL_ALLREDUCE] = "shm@-1m#2 shm@-16k node/shm@16k-64k recdbl:2@16k-64k native"
 /* 2026-11-26 17:47-18:10, the quiet window: bench/coll/defaults_check.py on the package-index
  * libraries, 2 ranks, back to back and barrier-led, 3 rounds (bench/results/defaults-check-
@@ -161,8 +161,8 @@ __attribute__((weak, noreturn)) void caracal_out_of_memory(size_t bytes);
  * at 2 ranks (1.01x, defaults-check-openmpi5-s16-changed.md). */
 #define OPENMPI5_DEFAULTS                                                                     \
     [CARACAL_BARRIER]   = "shm#3- native",                                                     \
-    [CARACAL_BCAST]     = "shm@512-16k#2 shm@-64k#3-9 shm@512-64k#9- node/shm@2k-8k knomial:2@2k-8k#3-6 native", \
-    [CARACAL_REDUCE]    = "shm@512-16k#2 shm#3-9 shm@512-#9- node/shm@2k-8k knomial:2@2k-8k#6- native", \
+    [CARACAL_BCAST]     = "shm@512-16k#2 native@-64#3-5 shm@-64k#3-9 shm@512-64k#9- node/shm@2k-8k knomial:2@2k-8k#3-6 native", \
+    [CARACAL_REDUCE]    = "shm@512-16k#2 native@-64#3-5 shm#3-9 shm@512-#9- node/shm@2k-8k knomial:2@2k-8k#6- native", \
     [CARACAL_ALLREDUCE] = "shm#2 shm@-16k node/shm@16k-64k recdbl:2@16k-64k native"
 #define OPENMPI5_NEW_FAMILY_DEFAULTS                                                          \
     [CARACAL_ALLGATHER] = "shm@4k-8k#2 native", [CARACAL_ALLGATHERV] = "shm@4k-8k#2 native",    \
@@ -183,7 +183,7 @@ __attribute__((weak, noreturn)) void caracal_out_of_memory(size_t bytes);
  * at every size (defaults-check-mpich5-s15-changed.md). */
 #define MPICH5_DEFAULTS                                                                       \
     [CARACAL_BARRIER]   = "shm native",                                                        \
-    [CARACAL_BCAST]     = "shm@-16k#2 shm@512-2k#3- shm@8k-#3- node/shm@2k-8k knomial:2@2k-8k native", \
+    [CARACAL_BCAST]     = "shm@-16k#2 native@512-16k#3-5 shm@512-2k#3- shm@8k-#3- node/shm@2k-8k knomial:2@2k-8k native", \
     [CARACAL_REDUCE]    = "shm node/shm@2k-8k knomial:2@2k-8k native",                         \
     [CARACAL_ALLREDUCE] = "native@2k-16k#2 shm node/shm@2k-64k recdbl:2@2k-64k native"
 #define MPICH5_NEW_FAMILY_DEFAULTS                                                            \
@@ -221,8 +221,8 @@ __attribute__((weak, noreturn)) void caracal_out_of_memory(size_t bytes);
     [CARACAL_GATHER] = "shm@4k-8k#2 native", [CARACAL_GATHERV] = "native",                      \
     [CARACAL_SCATTER] = "native", [CARACAL_SCATTERV] = "native",                                \
     [CARACAL_ALLTOALL] = "shm@-4k#2 native", [CARACAL_ALLTOALLV] = "native",                    \
-    [CARACAL_REDUCE_SCATTER] = "shm@-2k#2 pairwise@32k-#3- native",                             \
-    [CARACAL_REDUCE_SCATTER_BLOCK] = "pairwise@32k-#3- native",                                  \
+    [CARACAL_REDUCE_SCATTER] = "shm@-2k#2 pairwise@32k-256k#3- native",                         \
+    [CARACAL_REDUCE_SCATTER_BLOCK] = "pairwise@32k-256k#3- native",                              \
     [CARACAL_SCAN] = "shm@512-8k#2 shm@1m-#2 native", [CARACAL_EXSCAN] = "shm@512-4k#2 shm@1m-#2 native", \
     [CARACAL_ALLTOALLW] = "native"
 /* The MPI-5 ABI build runs on MPICH 5 and Intel MPI alike: only what both libraries' own
