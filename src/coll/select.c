@@ -213,7 +213,7 @@ __attribute__((weak, noreturn)) void caracal_out_of_memory(size_t bytes);
  * 0.72-1.33x, a tie at best). The 3+ rank parts are MPICH 4.0's (not measured on Intel MPI). */
 #define IMPI_DEFAULTS                                                                         \
     [CARACAL_BARRIER]   = "shm native",                                                        \
-    [CARACAL_BCAST]     = "shm@-16k#2 shm@512-2k#3- shm@8k-#3- node/shm@2k-8k knomial:2@2k-8k native", \
+    [CARACAL_BCAST]     = "shm@-16k#2 native@1536-3k#3-5 shm@512-2k#3- shm@8k-#3- node/shm@2k-8k knomial:2@2k-8k native", \
     [CARACAL_REDUCE]    = "shm@-32k#2 shm#3- node/shm@2k-8k knomial:2@2k-8k native",             \
     [CARACAL_ALLREDUCE] = "shm@512-2k#2 native#2 shm node/shm@2k-64k recdbl:2@2k-64k native"
 #define IMPI_NEW_FAMILY_DEFAULTS                                                              \
