@@ -191,8 +191,8 @@ __attribute__((weak, noreturn)) void caracal_out_of_memory(size_t bytes);
     [CARACAL_GATHER] = "shm@-64k#2 native", [CARACAL_GATHERV] = "native",                       \
     [CARACAL_SCATTER] = "shm@-64k#2 native", [CARACAL_SCATTERV] = "native",                     \
     [CARACAL_ALLTOALL] = "shm@-64k#2 native", [CARACAL_ALLTOALLV] = "native",                   \
-    [CARACAL_REDUCE_SCATTER] = "shm@-64k#2 pairwise@32k-#3- native",                            \
-    [CARACAL_REDUCE_SCATTER_BLOCK] = "shm@-64k#2 pairwise@32k-#3- native",                      \
+    [CARACAL_REDUCE_SCATTER] = "shm@-64k#2 pairwise@32k-256k#3- native",                        \
+    [CARACAL_REDUCE_SCATTER_BLOCK] = "shm@-64k#2 pairwise@32k-256k#3- native",                  \
     [CARACAL_SCAN] = "shm#2 native", [CARACAL_EXSCAN] = "shm#2 native",                         \
     [CARACAL_ALLTOALLW] = "native"
 /* 2026-11-26 20:34-20:36, the quiet window (load 13 -> 7: another run's ranks had not yet
