@@ -93,10 +93,14 @@ __attribute__((weak, noreturn)) void caracal_out_of_memory(size_t bytes);
  * on both sides, 3 rounds, load 6-13): MPICH's bcast below 512 B at 4, 8 and 16 ranks on one
  * node took 1.15-1.45x the library through Caracal's entry when left native, 0.15-0.31x with the
  * shm row measured before it was built; with a rotating root 0.01-0.03x (coll-wait-rotate.md).
- * So one-node communicators of 3+ ranks take shm below 2 KiB too (2-8 KiB stays MPICH's). */
+ * So one-node communicators of 3+ ranks take shm below 2 KiB too (2-8 KiB stays MPICH's).
+ * Session 18, 3 ranks on 2 cores (bench/results/defaults-s18.md section 4, all 76 launches): the
+ * 8 B shm bcast after a native barrier took 6.66x (1.20-41.4), won back to back (0.03) and tied
+ * rotating (1.58, 0.43-3.65); the worst pattern decides, as for MPICH 5's row, so below 64 B at 3
+ * ranks (the only count measured so) goes native. 512 B-4 KiB there: intervals 0.01-19.7, no verdict. */
 #define MPICH4_DEFAULTS                                                                       \
     [CARACAL_BARRIER]   = "shm native",                                                        \
-    [CARACAL_BCAST]     = "shm@-16k#2 shm@-2k#3- shm@8k-#3- node/shm@2k-8k knomial:2@2k-8k native", \
+    [CARACAL_BCAST]     = "shm@-16k#2 native@-64#3-4 shm@-2k#3- shm@8k-#3- node/shm@2k-8k knomial:2@2k-8k native", \
     [CARACAL_REDUCE]    = "shm node/shm@2k-8k knomial:2@2k-8k native",                         \
     [CARACAL_ALLREDUCE] = "shm node/shm@2k-64k recdbl:2@2k-64k native"
 /* 2026-11-26, the inline ring deeper and 120 B (bcol/shm/segment.h; it was 8 deep, 56 B):
