@@ -2,27 +2,29 @@
  * `scatter_allgather`), forced by the launch's rules, flat (CARACAL_NODE_SIZE=1) or on two
  * levels (CARACAL_NODE_SIZE=2, 3: the rule's form says which levels run it).
  *
- *   test_bcast_sag LEADERS_FORM   (sag: the node leaders run it; other: they do not)
+ *   test_bcast_sag LEADERS_FORM K   (sag: the node leaders run it, radix K; other: they do not)
  *
  * Asserts, on every rank, for every root:
  *  - MPI_Bcast and MPI_Ibcast of MPI_INT, counts 1, 2, 3, 7, 1000, 1001 and 70001 (byte counts
- *    below, at and above the ranks, not multiples of them; 70001 ints are cut into chunks
- *    across levels when the launch sets CARACAL_PIPELINE_SIZE) and of MPI_CHAR, counts 1 and
+ *    below, at and above the ranks, not multiples of them; 70001 ints are above the launch's
+ *    CARACAL_PIPELINE_SIZE, so the `node` form's leaders cut them into chunks, while a level
+ *    running scatter + allgather keeps them whole) and of MPI_CHAR, counts 1 and
  *    the ranks less one (fewer bytes than blocks: empty blocks): every element equals the
  *    root's value, computed here from the root and the index;
  *  - a derived datatype (a vector of 2 ints in a stride of 3, count 5 and 333): the typed
  *    elements are the root's, the gaps keep this rank's own sentinel;
  *  - that Caracal ran each call (caracal_coll_count) and, with LEADERS_FORM sag and at least
  *    one byte per leader, that the most off-node peers of any rank (caracal_peers) are the
- *    algorithm's over the L leaders: the distinct +-2^k mod L, 2^k < L (its Bruck partners;
- *    the scatter's parent and children are among them), computed here from that definition. */
+ *    algorithm's over the L leaders: the distinct +-j*K^i mod L, 1 <= j < K, j*K^i < L (its
+ *    Bruck partners; the scatter's parent and children are among them), computed here from
+ *    that definition. */
 #include <caracal.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int rank, size, node_size, L, sag_leaders, failures;
+static int rank, size, node_size, L, K, sag_leaders, failures;
 
 #define FAIL(...)                                                                                     \
     do {                                                                                             \
@@ -34,18 +36,19 @@ static int rank, size, node_size, L, sag_leaders, failures;
 
 static int node_of(int r) { return r / node_size; }
 
-/* distinct +-2^k mod n, 2^k < n, other than 0 */
-static int bruck_peers(int n)
+/* distinct +-j*k^i mod n, 1 <= j < k, j*k^i < n */
+static int bruck_peers(int n, int k)
 {
-    int seen[64], m = 0;
-    for (long d = 1; d < n; d *= 2)
-        for (int s = 0; s < 2; s++) {
-            int p = (int)(s ? n - d : d), dup = 0;
-            for (int q = 0; q < m; q++)
-                dup |= seen[q] == p;
-            if (!dup && m < 64)
-                seen[m++] = p;
-        }
+    int seen[256], m = 0;
+    for (long d = 1; d < n; d *= k)
+        for (long j = 1; j < k && j * d < n; j++)
+            for (int s = 0; s < 2; s++) {
+                int p = (int)(s ? n - j * d : j * d), dup = 0;
+                for (int q = 0; q < m; q++)
+                    dup |= seen[q] == p;
+                if (!dup && m < 256)
+                    seen[m++] = p;
+            }
     return m;
 }
 
@@ -65,9 +68,9 @@ static void finish(const char *what, long bytes)
     for (int i = 0; i < n && i < 4096; i++)
         off += node_of(peers[i]) != node_of(rank);
     PMPI_Allreduce(&off, &most, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (sag_leaders && bytes >= L && most != bruck_peers(L))
-        FAIL("%s: most off-node peers %d, expected %d (scatter + allgather over %d leaders)", what, most,
-             bruck_peers(L), L);
+    if (sag_leaders && bytes >= L && most != bruck_peers(L, K))
+        FAIL("%s: most off-node peers %d, expected %d (scatter + allgather of radix %d over %d leaders)", what, most,
+             bruck_peers(L, K), K, L);
 }
 
 static int val(int root, long i) { return (int)((root * 1000003L + i * 7919L) % 2147483629L) - 1000000; }
@@ -166,9 +169,10 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const char *ns = getenv("CARACAL_NODE_SIZE");
     node_size = ns ? atoi(ns) : 0;
-    if (node_size < 1 || argc < 2) {
+    K = argc > 2 ? atoi(argv[2]) : 0;
+    if (node_size < 1 || argc < 3 || K < 2) {
         if (rank == 0)
-            fprintf(stderr, "usage: CARACAL_NODE_SIZE=s test_bcast_sag sag|other\n");
+            fprintf(stderr, "usage: CARACAL_NODE_SIZE=s test_bcast_sag sag|other K (K >= 2)\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     sag_leaders = !strcmp(argv[1], "sag");
@@ -183,7 +187,8 @@ int main(int argc, char **argv)
     int all;
     PMPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
-        printf("test_bcast_sag: %d ranks, nodes of %d, %d leaders: %s\n", size, node_size, L, all ? "FAILED" : "ok");
+        printf("test_bcast_sag: %d ranks, nodes of %d, %d leaders, radix %d: %s\n", size, node_size, L, K,
+               all ? "FAILED" : "ok");
     MPI_Finalize();
     return all ? 1 : 0;
 }

@@ -1,27 +1,31 @@
-/* Broadcast for large messages: scatter + allgather (van de Geijn). A tree broadcast moves
- * the whole message over every edge, so its root (or an inner rank) sends k whole copies;
- * here every rank sends and receives about one message's worth in all, in 2 ceil(log2 n)
- * rounds: bandwidth-optimal, at twice the latency of a binomial tree.
+/* Broadcast for large messages: scatter + allgather (van de Geijn), of radix k (default 2).
+ * A tree broadcast moves the whole message over every edge, so its root (or an inner rank)
+ * sends k whole copies; here every rank sends and receives about one message's worth in all,
+ * in 2 ceil(log_k n) rounds: bandwidth-optimal, at twice the rounds of a k-nomial tree.
  *
  * Blocks: the message is cut into n blocks by element count, block b = elements
  * [b*count/n, (b+1)*count/n) (the first count%n blocks one element longer), numbered by rank
  * relative to the root: rank v (v = me - root mod n) ends the scatter holding block v.
- *  1. Binomial scatter: rank v != 0, lowest set bit 2^j, receives from v - 2^j the blocks of
- *     its subtree, [v, min(v + 2^j, n)) (one contiguous element range), then hands each child
- *     v + 2^i (i = j-1 .. 0, largest subtree first, one send at a time so that the first child
- *     starts forwarding after half the data, not after all of it) the blocks of its subtree.
- *  2. Allgather in place (Bruck, any n): at round k (2^k < n) rank v sends the blocks
- *     [v, v + m) mod n to v - 2^k and receives [v + 2^k, v + 2^k + m) mod n from v + 2^k,
- *     m = min(2^k, n - 2^k) (truncated in the last round). Before round k a rank holds
- *     [v, v + 2^k) mod n, so after the last it holds all n. A range mod n is at most two
- *     contiguous pieces (two messages, in order): no scratch.
- *     A rank already holds its scatter subtree [v, v + sub(v)); the blocks of a round's range
- *     that the receiver holds are not sent (the range's first min(m, sub - 2^k) blocks, known
- *     to both sides), so each rank receives exactly the blocks it lacks, once: the root
- *     nothing, n-1 blocks in all for the last rank of a subtree.
- * Empty blocks (count < n) send nothing. Peers: the Bruck partners v +- 2^k mod n, the same
- * set for every rank (the scatter's parent and children are among them):
- * caracal_dissemination_peers(2, n) (coll/peer_budget.c). Memory: the task and 4 requests. */
+ *  1. k-nomial scatter: rank v != 0, whose lowest non-zero digit (radix k) is worth k^i,
+ *     receives from its k-nomial parent (v with that digit cleared) the blocks of its subtree,
+ *     [v, min(v + k^i, n)) (one contiguous element range); then, for m = i-1 .. 0 (largest
+ *     subtrees first: the first children start forwarding early), hands each child
+ *     v + j*k^m (j = 1..k-1) the blocks of its subtree, the k-1 sends of one m at once.
+ *  2. Allgather in place (Bruck of radix k, any n): at round i (k^i < n), for j = 1..k-1 with
+ *     j*k^i < n, rank v sends the blocks [v, v + m) mod n to v - j*k^i and receives
+ *     [v + j*k^i, v + j*k^i + m) mod n from v + j*k^i, m = min(k^i, n - j*k^i) (truncated in
+ *     the last round). Before round i a rank holds [v, v + k^i) mod n, after the last all n;
+ *     every rank sends and receives n-1 blocks in all, whatever k (k-1 copies of k^i blocks in
+ *     round i). A range mod n is at most two contiguous pieces (two messages, in order): no
+ *     scratch. A rank already holds its scatter subtree [v, v + sub(v)); the blocks of a
+ *     range that the receiver holds are not sent (its first min(m, sub - j*k^i) blocks, known
+ *     to both sides), so each rank receives exactly the blocks it lacks, once: the root none.
+ * Radix: 2 is the classic (log2 n rounds each way); a larger k takes fewer rounds, its k-1
+ * messages of a round sharing the sender's link (where a message's latency is dear, as in
+ * SimGrid's model of large messages: docs/simulate.md). Empty blocks (count < n) send nothing.
+ * Peers: the Bruck partners v +- j*k^i mod n, the same set for every rank (the scatter's parent
+ * and children are among them): caracal_dissemination_peers(k, n) (coll/peer_budget.c).
+ * Memory: the task and 4(k-1) requests (k at most n). */
 /* MPICH declares array sizes on MPI_Testall; MPI_STATUSES_IGNORE trips GCC's check */
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
 #include "core/peers.h"
@@ -33,13 +37,13 @@
 typedef struct {
     caracal_task task;
     char *buf;
-    int count, n, v, root;
+    int count, n, v, root, k;
     MPI_Datatype dt;
     MPI_Comm comm;
     int tag;
-    long mask; /* scatter: the next child's distance; Bruck: 2^k of the round */
+    long mask; /* scatter: the next children's distance k^m; Bruck: k^i of the round */
     int nreq;
-    MPI_Request req[4];
+    MPI_Request *req; /* 4(k-1) */
 } sag;
 
 /* first element of block b (0 <= b <= n) */
@@ -49,12 +53,21 @@ static MPI_Aint block_start(const sag *s, long b)
     return (MPI_Aint)(b * base + (b < extra ? b : extra));
 }
 
-/* the blocks rank v holds after the scatter: its binomial subtree [v, v + sub) */
-static long subtree(int v, int n)
+/* k^i, the worth of v's lowest non-zero digit in radix k (v > 0) */
+static long low_digit(long v, int k)
+{
+    long low = 1;
+    while (v % (low * k) == 0)
+        low *= k;
+    return low;
+}
+
+/* the blocks rank v holds after the scatter: its k-nomial subtree [v, v + sub) */
+static long subtree(long v, int n, int k)
 {
     if (v == 0)
         return n;
-    long low = (long)v & -(long)v;
+    long low = low_digit(v, k);
     return low < n - v ? low : n - v;
 }
 
@@ -94,30 +107,35 @@ static int done(sag *s)
     return flag;
 }
 
+static long clamp(long x, long hi) { return x < 0 ? 0 : x > hi ? hi : x; }
+
 static int progress(caracal_task *t)
 {
     sag *s = (sag *)t;
+    int n = s->n, k = s->k;
     switch (t->state) {
     case 0: /* scatter: receive this rank's subtree from its parent */
         if (s->v) {
-            long low = (long)s->v & -(long)s->v;
-            post(s, 0, s->v, subtree(s->v, s->n), absolute(s, s->v - low));
-            s->mask = low / 2;
+            long low = low_digit(s->v, k);
+            post(s, 0, s->v, subtree(s->v, n, k), absolute(s, s->v - s->v % (low * k)));
+            s->mask = low / k;
         } else {
             s->mask = 1;
-            while (s->mask * 2 < s->n)
-                s->mask *= 2;
+            while (s->mask * k < n)
+                s->mask *= k;
         }
         t->state = 1;
         /* fall through */
-    case 1: /* scatter: the subtree is here; its children's parts, largest first */
+    case 1: /* scatter: the subtree is here; its children's parts, largest subtrees first */
         while (s->mask >= 1) {
             if (!done(s))
                 return CARACAL_TASK_PENDING;
-            long c = s->v + s->mask;
-            if (c < s->n)
-                post(s, 1, c, subtree((int)c, s->n), absolute(s, c));
-            s->mask /= 2;
+            for (int j = 1; j < k; j++) {
+                long c = s->v + j * s->mask;
+                if (c < n)
+                    post(s, 1, c, subtree(c, n, k), absolute(s, c));
+            }
+            s->mask /= k;
             caracal_progress_tick();
         }
         if (!done(s))
@@ -125,24 +143,25 @@ static int progress(caracal_task *t)
         s->mask = 1;
         t->state = 2;
         /* fall through */
-    case 2: /* Bruck rounds; each posts both ways, then waits */
-        while (s->mask < s->n) {
+    case 2: /* Bruck rounds; each posts every message of the round, then waits */
+        while (s->mask < n) {
             if (!s->nreq) {
-                long k = s->mask, m = k < s->n - k ? k : s->n - k;
-                long to = (s->v - k + s->n) % s->n, from = (s->v + k) % s->n;
-                long held_to = subtree((int)to, s->n) - k, held_me = subtree(s->v, s->n) - k;
-                held_to = held_to < 0 ? 0 : held_to > m ? m : held_to;
-                held_me = held_me < 0 ? 0 : held_me > m ? m : held_me;
-                post(s, 0, s->v + k + held_me, m - held_me, absolute(s, from));
-                post(s, 1, s->v + held_to, m - held_to, absolute(s, to));
+                long sub_me = subtree(s->v, n, k);
+                for (long j = 1; j < k && j * s->mask < n; j++) {
+                    long d = j * s->mask, m = s->mask < n - d ? s->mask : n - d;
+                    long to = (s->v - d + n) % n, from = (s->v + d) % n;
+                    long held_to = clamp(subtree(to, n, k) - d, m), held_me = clamp(sub_me - d, m);
+                    post(s, 0, s->v + d + held_me, m - held_me, absolute(s, from));
+                    post(s, 1, s->v + held_to, m - held_to, absolute(s, to));
+                }
                 if (!s->nreq) { /* nothing to move this round */
-                    s->mask *= 2;
+                    s->mask *= k;
                     continue;
                 }
             }
             if (!done(s))
                 return CARACAL_TASK_PENDING;
-            s->mask *= 2;
+            s->mask *= k;
             caracal_progress_tick();
         }
         t->state = 3;
@@ -152,10 +171,14 @@ static int progress(caracal_task *t)
     }
 }
 
-static void destroy(caracal_task *t) { free(t); }
+static void destroy(caracal_task *t)
+{
+    free(((sag *)t)->req);
+    free(t);
+}
 
-caracal_task *caracal_p2p_bcast_scatter_allgather(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
-                                                  int tag)
+caracal_task *caracal_p2p_bcast_scatter_allgather(void *buf, int count, MPI_Datatype dt, int root, int radix,
+                                                  MPI_Comm comm, int tag)
 {
     sag *s = caracal_xcalloc(1, sizeof *s);
     caracal_task_init(&s->task, "bcast_scatter_allgather", progress, destroy);
@@ -167,6 +190,8 @@ caracal_task *caracal_p2p_bcast_scatter_allgather(void *buf, int count, MPI_Data
     s->dt = dt;
     s->root = root;
     s->v = (me - root + s->n) % s->n;
+    s->k = radix < 2 ? 2 : radix > s->n ? (s->n > 2 ? s->n : 2) : radix; /* k > n: the same rounds as k = n */
+    s->req = caracal_xmalloc(4 * (size_t)(s->k - 1) * sizeof(MPI_Request));
     s->comm = comm;
     s->tag = tag;
     return &s->task;
