@@ -30,10 +30,11 @@ SELECTORS = ("ompi", "mpich", "mvapich2", "impi")
 # leaders, 5.3 us against 9.3 at radix 8/16 and 21.4 at radix 2) and radix 8 from 1 KiB to 64 KiB (4 KiB:
 # bcast 15.6 us, allreduce 13.7 against 17.8 / 19.2 at radix 32: k-1 messages of 4 KiB share a link).
 # Session 18 (bench/results/simulate-bcast-sag.md): the leaders' bcast from 64 KiB is scatter + allgather of
-# radix 8 (the k-nomial's whole-message hops took 16,475 us at 16,384 ranks for 4 MiB; below 64 KiB unchanged).
+# radix 32 (4 MiB at 1,024 ranks: 761 us, radix 8 935, 2 1,054; the k-nomial's whole-message hops took 16,475 us
+# at 16,384 ranks; below 64 KiB unchanged).
 # Until session 16: {"CARACAL_BARRIER": "hier", "CARACAL_BCAST": "knomial", "CARACAL_ALLREDUCE": "recdbl@-64k ring@64k-"}.
 CARACAL_ENV = {"CARACAL_BARRIER": "node/knomial:32 top/dissemination:32 hier",
-               "CARACAL_BCAST": "node/knomial:32 top/knomial:32@-1k top/knomial:8@1k-64k top/scatter_allgather:8@64k- knomial",
+               "CARACAL_BCAST": "node/knomial:32 top/knomial:32@-1k top/knomial:8@1k-64k top/scatter_allgather:32@64k- knomial",
                "CARACAL_ALLREDUCE": "node/knomial:32 top/recmul:32@-1k top/recmul:8@1k-64k recdbl@-64k ring@64k-"}
 # What SMPI runs for Caracal's own native calls (its start-up and hierarchy-build agreements,
 # gather and the report's reduces): `caracal simulate` adds SMPI's plain algorithms for a run
