@@ -19,7 +19,8 @@
  *
  * Buffers come from SMPI_SHARED_MALLOC where SMPI provides it: one physical copy for every
  * rank (the contents do not matter for timing), or 16,384 ranks would need 128 GB for the
- * 4 MiB cases. COLL_TIME_MAX_BYTES=N leaves out the cases above N bytes; COLL_TIME_ONLY=list
+ * 4 MiB cases. COLL_TIME_MAX_BYTES=N leaves out the cases above N bytes, COLL_TIME_MIN_BYTES=N
+ * those below N (bcast and allreduce; e.g. 4194304: the 4 MiB cases alone); COLL_TIME_ONLY=list
  * (e.g. "barrier,bcast") the families not named. COLL_TIME_KNOMIAL=K (flat baseline with SMPI's
  * ompi selector at 4,096+ ranks): bcasts and allreduces below 8 KiB, and the clock agreement,
  * run what that selector picks there, rebuilt from point-to-point without its n^2 set-up
@@ -118,6 +119,8 @@ int main(int argc, char **argv)
     /* e.g. 4096: leave out the 4 MiB cases, whose host time dominates the largest runs */
     const char *max_env = getenv("COLL_TIME_MAX_BYTES");
     long max_bytes = max_env ? atol(max_env) : 0;
+    const char *min_env = getenv("COLL_TIME_MIN_BYTES");
+    long min_bytes = min_env ? atol(min_env) : 0;
     const long sizes[] = {8, 4096, 4L << 20};
     char *a = BUF_ALLOC(sizes[2]), *b = BUF_ALLOC(sizes[2]);
     double *starts = malloc(sizeof(double) * (size_t)iters), *ends = malloc(sizeof(double) * (size_t)iters);
@@ -134,6 +137,8 @@ int main(int argc, char **argv)
     for (int s = 0; s < 3; s++) {
         if (max_bytes > 0 && sizes[s] > max_bytes)
             break;
+        if (sizes[s] < min_bytes)
+            continue;
         int n = (int)(sizes[s] / sizeof(double));
         if (!only || strstr(only, "bcast")) {
             bcast(a, n, sizes[s]);

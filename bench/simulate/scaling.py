@@ -29,9 +29,12 @@ SELECTORS = ("ompi", "mpich", "mvapich2", "impi")
 # flags, point-to-point under SMPI), the leaders radix 32 below 1 KiB (1,024 ranks: one round over 32
 # leaders, 5.3 us against 9.3 at radix 8/16 and 21.4 at radix 2) and radix 8 from 1 KiB to 64 KiB (4 KiB:
 # bcast 15.6 us, allreduce 13.7 against 17.8 / 19.2 at radix 32: k-1 messages of 4 KiB share a link).
+# Session 18 (bench/results/simulate-bcast-sag.md): the leaders' bcast from 64 KiB is scatter + allgather of
+# radix 32 (4 MiB at 1,024 ranks: 761 us, radix 8 935, 2 1,054; the k-nomial's whole-message hops took 16,475 us
+# at 16,384 ranks; below 64 KiB unchanged).
 # Until session 16: {"CARACAL_BARRIER": "hier", "CARACAL_BCAST": "knomial", "CARACAL_ALLREDUCE": "recdbl@-64k ring@64k-"}.
 CARACAL_ENV = {"CARACAL_BARRIER": "node/knomial:32 top/dissemination:32 hier",
-               "CARACAL_BCAST": "node/knomial:32 top/knomial:32@-1k top/knomial:8@1k-64k knomial",
+               "CARACAL_BCAST": "node/knomial:32 top/knomial:32@-1k top/knomial:8@1k-64k top/scatter_allgather:32@64k- knomial",
                "CARACAL_ALLREDUCE": "node/knomial:32 top/recmul:32@-1k top/recmul:8@1k-64k recdbl@-64k ring@64k-"}
 # What SMPI runs for Caracal's own native calls (its start-up and hierarchy-build agreements,
 # gather and the report's reduces): `caracal simulate` adds SMPI's plain algorithms for a run
@@ -47,7 +50,8 @@ def is_caracal(variant):
     return variant == "caracal" or variant.startswith("caracal-")
 
 
-def one_run(ranks, mapping, variant, ppn, iters, cfg=(), max_bytes=0, caracal_env=None, only="", knomial=0):
+def one_run(ranks, mapping, variant, ppn, iters, cfg=(), max_bytes=0, caracal_env=None, only="", knomial=0,
+            min_bytes=0):
     cmd = [sys.executable, "-m", "caracal", "simulate", "--platform", "cluster", "--ranks", str(ranks),
            "--ppn", str(ppn), "--mapping", mapping, "--cfg", "smpi/auto-shared-malloc-thresh:65536"]
     for c in cfg:
@@ -62,6 +66,8 @@ def one_run(ranks, mapping, variant, ppn, iters, cfg=(), max_bytes=0, caracal_en
     env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
     if max_bytes:
         env["COLL_TIME_MAX_BYTES"] = str(max_bytes)
+    if min_bytes:  # e.g. the 4 MiB cases alone (their own rule sets, the largest runs)
+        env["COLL_TIME_MIN_BYTES"] = str(min_bytes)
     if only:  # one family per simulation: a slow one does not hold up the others
         env["COLL_TIME_ONLY"] = only
     if knomial:  # the ompi selector's small bcast without its n^2 set-up (smpi_knomial.h)
@@ -72,6 +78,8 @@ def one_run(ranks, mapping, variant, ppn, iters, cfg=(), max_bytes=0, caracal_en
     r.update({"only": only} if only else {}, **({"knomial": knomial} if knomial else {}))
     if max_bytes:
         r["max_bytes"] = max_bytes
+    if min_bytes:
+        r["min_bytes"] = min_bytes
     if is_caracal(variant):
         r["caracal_env"] = dict(caracal_env)
     return r
@@ -110,7 +118,7 @@ def measure(args):
                     continue
                 r = one_run(ranks, mapping, variant, args.ppn, args.iters, args.cfg,
                             args.max_bytes if ranks > args.max_bytes_above else 0, env, args.only,
-                            0 if is_caracal(variant) else args.knomial)
+                            0 if is_caracal(variant) else args.knomial, args.min_bytes)
                 if args.cfg:  # a run with other SMPI options (e.g. per-message overheads) is its own row
                     r["cfg_asked"] = list(args.cfg)
                 if args.note:
@@ -203,7 +211,9 @@ STATUS = [
     "are the hosts with either mapping). Flat ompi with block mapping at 16,384: not run (session 18's queue "
     "reached the 07:20 cut-off first); it gains from block (256 ranks: 4 KiB bcast 98.2 -> 12.2 us), so the "
     "round-robin margins do not carry over and the goal at 16,384 is unmeasured. At 64 and 256 ranks block "
-    "wins every case up to 4 KiB (1.13-3.45x) and loses the 4 MiB bcast at 256 (0.65x mvapich2).",
+    "wins every case up to 4 KiB (1.13-3.45x) and, with session 17's bcast rule (this table's), loses the 4 MiB "
+    "bcast at 256 (0.65x mvapich2); the leaders' scatter_allgather from 64 KiB (the rule now) wins it at 256 and "
+    "1,024 ranks with both mappings (simulate-bcast-sag.md).",
     "- **Honesty check**: SMPI charges no CPU per message. With 0.3 us per send and receive, at 1,024 ranks "
     "round-robin these rules keep 1.50x (barrier), 1.13x (8 B allreduce), 7.6x / 2.6x (4 KiB) over flat "
     "ompi and lose the 8 B bcast (0.81x); radix 8 everywhere does better there (2.75x, 2.06x, 1.17x). Without "
@@ -445,6 +455,8 @@ def main():
     ap.add_argument("--max-bytes", type=int, default=4096,
                     help="above --max-bytes-above ranks, leave out larger cases (host time)")
     ap.add_argument("--max-bytes-above", type=int, default=1024)
+    ap.add_argument("--min-bytes", type=int, default=0,
+                    help="leave out the bcast/allreduce cases below this many bytes (COLL_TIME_MIN_BYTES)")
     ap.add_argument("--only", default="", help="COLL_TIME_ONLY: these families only (one run per family)")
     ap.add_argument("--knomial", type=int, default=0,
                     help="flat runs: COLL_TIME_KNOMIAL (the ompi selector's k-nomial bcast rebuilt, smpi_knomial.h)")

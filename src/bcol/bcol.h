@@ -33,6 +33,10 @@ caracal_task *caracal_p2p_bcast_knomial(void *buf, int count, MPI_Datatype dt, i
                                         MPI_Comm comm, int tag);
 caracal_task *caracal_p2p_bcast_nary(void *buf, int count, MPI_Datatype dt, int root, int arity,
                                      MPI_Comm comm, int tag);
+/* large messages: k-nomial scatter of n blocks, then a radix-k Bruck allgather in place (any n;
+ * peers: caracal_dissemination_peers(k, n)) (bcol/p2p/bcast_scatter_allgather.c) */
+caracal_task *caracal_p2p_bcast_scatter_allgather(void *buf, int count, MPI_Datatype dt, int root, int radix,
+                                                  MPI_Comm comm, int tag);
 /* reduce: `src` is this rank's contribution (never written); the result lands in `dst`
  * at the root only. Operands are combined in rank order (non-commutative operators are
  * correct) when `ordered`; the root need not be 0 then. */

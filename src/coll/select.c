@@ -77,7 +77,8 @@ __attribute__((weak, noreturn)) void caracal_out_of_memory(size_t bytes);
 /* One table per library this build was compiled for (its mpi.h says which): the rows each
  * library's own measurements support. Debian's Open MPI 4.1 and MPICH 4.0: the tune runs above;
  * Open MPI 5, MPICH 5 and Intel MPI: their own rows below (measured 2026-11-26 at 2 ranks;
- * their 3+-rank rows are Open MPI 4.1's and MPICH 4.0's); the MPI-5 ABI build (which runs on
+ * their 3+-rank rows are Open MPI 4.1's and MPICH 4.0's but where a 3-rank check of session 18 had
+ * them lose, below); the MPI-5 ABI build (which runs on
  * MPICH 5 and Intel MPI) takes only what holds on both. bench/coll/defaults_check.py --libs NAME does that (default / PMPI per cell); a
  * cell slower than 1.05x the library alone goes native in that library's table. */
 /* The same check of the first four families at 2 ranks: shm bcast loses to both libraries
@@ -92,10 +93,14 @@ __attribute__((weak, noreturn)) void caracal_out_of_memory(size_t bytes);
  * on both sides, 3 rounds, load 6-13): MPICH's bcast below 512 B at 4, 8 and 16 ranks on one
  * node took 1.15-1.45x the library through Caracal's entry when left native, 0.15-0.31x with the
  * shm row measured before it was built; with a rotating root 0.01-0.03x (coll-wait-rotate.md).
- * So one-node communicators of 3+ ranks take shm below 2 KiB too (2-8 KiB stays MPICH's). */
+ * So one-node communicators of 3+ ranks take shm below 2 KiB too (2-8 KiB stays MPICH's).
+ * Session 18, 3 ranks on 2 cores (bench/results/defaults-s18.md section 4, all 76 launches): the
+ * 8 B shm bcast after a native barrier took 6.66x (1.20-41.4), won back to back (0.03) and tied
+ * rotating (1.58, 0.43-3.65); the worst pattern decides, as for MPICH 5's row, so below 64 B at 3
+ * ranks (the only count measured so) goes native. 512 B-4 KiB there: intervals 0.01-19.7, no verdict. */
 #define MPICH4_DEFAULTS                                                                       \
     [CARACAL_BARRIER]   = "shm native",                                                        \
-    [CARACAL_BCAST]     = "shm@-16k#2 shm@-2k#3- shm@8k-#3- node/shm@2k-8k knomial:2@2k-8k native", \
+    [CARACAL_BCAST]     = "shm@-16k#2 native@-64#3-4 shm@-2k#3- shm@8k-#3- node/shm@2k-8k knomial:2@2k-8k native", \
     [CARACAL_REDUCE]    = "shm node/shm@2k-8k knomial:2@2k-8k native",                         \
     [CARACAL_ALLREDUCE] = "shm node/shm@2k-64k recdbl:2@2k-64k native"
 /* 2026-11-26, the inline ring deeper and 120 B (bcol/shm/segment.h; it was 8 deep, 56 B):
@@ -138,10 +143,14 @@ __attribute__((weak, noreturn)) void caracal_out_of_memory(size_t bytes);
  * Caracal's entry, in the same launches, 1.048x (1.043-1.051), 1.029x (1.017-1.037) and 1.039x
  * (1.032-1.052). As Open MPI 5's since session 16: native at 2 ranks, giving up the shm
  * barrier's back-to-back win (0.81x). */
+/* Session 18, 3 ranks on 2 cores (bench/results/defaults-s18.md): the 3-rank shm reduce of 8 B
+ * back to back from one root took 1.12x (1.04-1.24) (session 17: 1.16x, 1.02-1.21), at 4 ranks
+ * 1.06x (0.96-1.11); with a rotating root and after a barrier 0.53-1.18x; 64 B won at 4 ranks
+ * (0.54-0.71x). So below 64 B native at 3-4 ranks, as the bcast row: 1.00-1.02x there. */
 #define OPENMPI4_DEFAULTS                                                                     \
     [CARACAL_BARRIER]   = "shm#3- native",                                                     \
     [CARACAL_BCAST]     = "shm@512-16k#2 native@-64#3-5 shm@-64k#3- node/shm@2k-8k knomial:2@2k-8k#3-6 native", \
-    [CARACAL_REDUCE]    = "shm@512-16k#2 shm#3- node/shm@2k-8k knomial:2@2k-8k#6- native", \
+    [CARACAL_REDUCE]    = "shm@512-16k#2 native@-64#3-5 shm#3- node/shm@2k-8k knomial:2@2k-8k#6- native", \
     [CARACAL_ALLREDUCE] = "shm@-1m#2 shm@-16k node/shm@16k-64k recdbl:2@16k-64k native"
 /* 2026-11-26 17:47-18:10, the quiet window: bench/coll/defaults_check.py on the package-index
  * libraries, 2 ranks, back to back and barrier-led, 3 rounds (bench/results/defaults-check-
@@ -159,10 +168,14 @@ __attribute__((weak, noreturn)) void caracal_out_of_memory(size_t bytes);
  * (defaults-check-openmpi5-s16*.md): the 2-rank shm barrier after a native barrier took 1.09x
  * (interval 1.06-1.14, 63 paired repetitions of two runs; back to back it wins, 0.79x): native
  * at 2 ranks (1.01x, defaults-check-openmpi5-s16-changed.md). */
+/* Session 17/18, 3 ranks on 2 cores (bench/results/defaults-s17.md, defaults-s18.md): the shm bcast
+ * and reduce of 8 B back to back from one root took 1.11x (1.08-1.15) and 1.17x (1.08-1.31) at 3
+ * ranks, 1.10x and 1.07x at 4 (they win with a rotating root, 0.44-0.97x); 64 B won at 4 ranks
+ * (0.66x, 0.74x). So below 64 B native at 3-4 ranks, as Open MPI 4.1's rows: 1.00-1.03x. */
 #define OPENMPI5_DEFAULTS                                                                     \
     [CARACAL_BARRIER]   = "shm#3- native",                                                     \
-    [CARACAL_BCAST]     = "shm@512-16k#2 shm@-64k#3-9 shm@512-64k#9- node/shm@2k-8k knomial:2@2k-8k#3-6 native", \
-    [CARACAL_REDUCE]    = "shm@512-16k#2 shm#3-9 shm@512-#9- node/shm@2k-8k knomial:2@2k-8k#6- native", \
+    [CARACAL_BCAST]     = "shm@512-16k#2 native@-64#3-5 shm@-64k#3-9 shm@512-64k#9- node/shm@2k-8k knomial:2@2k-8k#3-6 native", \
+    [CARACAL_REDUCE]    = "shm@512-16k#2 native@-64#3-5 shm#3-9 shm@512-#9- node/shm@2k-8k knomial:2@2k-8k#6- native", \
     [CARACAL_ALLREDUCE] = "shm#2 shm@-16k node/shm@16k-64k recdbl:2@16k-64k native"
 #define OPENMPI5_NEW_FAMILY_DEFAULTS                                                          \
     [CARACAL_ALLGATHER] = "shm@4k-8k#2 native", [CARACAL_ALLGATHERV] = "shm@4k-8k#2 native",    \
@@ -181,9 +194,19 @@ __attribute__((weak, noreturn)) void caracal_out_of_memory(size_t bytes);
  * barrier before every call (1.09x): native from 2 to 16 KiB. Session 15: 2-rank shm allgatherv
  * won at every size measured, 8 B-4 MiB (0.11-0.72x in three runs; allgather lost at 1 MiB):
  * at every size (defaults-check-mpich5-s15-changed.md). */
+/* Session 17/18, 3 and 4 ranks on 2 cores (bench/results/defaults-s18.md): after a native barrier
+ * the bcast's shm (512 B-2 KiB) and k-nomial over the node segment (2-8 KiB) took 1.10-3.63x
+ * MPICH 5's (intervals above 1.05 at 512 B and 4 KiB at 3 ranks, 2 and 4 KiB at 4 ranks), while
+ * back to back they took 0.26-0.51x and with a rotating root 0.14-0.64x; the worst pattern
+ * decides: native from 512 B to 16 KiB at 3-4 ranks (1.00-1.02x now; 16 KiB wins in every
+ * pattern, 0.07-0.26x). From 5 ranks not measured: MPICH 4.0's rows stand. reduce_scatter(_block)
+ * at 3 ranks: pairwise won at 32 and 128 KiB per block (0.12-0.73x), tied at 256 KiB (0.94-1.05x)
+ * and lost from 512 KiB (1 MiB: 1.15x, 1.07-1.25), where MPICH 5's own turns pairwise (its call
+ * drops from 1.1 ms at 128 KiB to 0.2 ms at 256 KiB): pairwise 32-256 KiB only. */
+#define MPICH5_BCAST "shm@-16k#2 native@512-16k#3-5 shm@512-2k#3- shm@8k-#3- node/shm@2k-8k knomial:2@2k-8k native"
 #define MPICH5_DEFAULTS                                                                       \
     [CARACAL_BARRIER]   = "shm native",                                                        \
-    [CARACAL_BCAST]     = "shm@-16k#2 shm@512-2k#3- shm@8k-#3- node/shm@2k-8k knomial:2@2k-8k native", \
+    [CARACAL_BCAST]     = MPICH5_BCAST,                                                        \
     [CARACAL_REDUCE]    = "shm node/shm@2k-8k knomial:2@2k-8k native",                         \
     [CARACAL_ALLREDUCE] = "native@2k-16k#2 shm node/shm@2k-64k recdbl:2@2k-64k native"
 #define MPICH5_NEW_FAMILY_DEFAULTS                                                            \
@@ -191,8 +214,8 @@ __attribute__((weak, noreturn)) void caracal_out_of_memory(size_t bytes);
     [CARACAL_GATHER] = "shm@-64k#2 native", [CARACAL_GATHERV] = "native",                       \
     [CARACAL_SCATTER] = "shm@-64k#2 native", [CARACAL_SCATTERV] = "native",                     \
     [CARACAL_ALLTOALL] = "shm@-64k#2 native", [CARACAL_ALLTOALLV] = "native",                   \
-    [CARACAL_REDUCE_SCATTER] = "shm@-64k#2 pairwise@32k-#3- native",                            \
-    [CARACAL_REDUCE_SCATTER_BLOCK] = "shm@-64k#2 pairwise@32k-#3- native",                      \
+    [CARACAL_REDUCE_SCATTER] = "shm@-64k#2 pairwise@32k-256k#3- native",                        \
+    [CARACAL_REDUCE_SCATTER_BLOCK] = "shm@-64k#2 pairwise@32k-256k#3- native",                  \
     [CARACAL_SCAN] = "shm#2 native", [CARACAL_EXSCAN] = "shm#2 native",                         \
     [CARACAL_ALLTOALLW] = "native"
 /* 2026-11-26 20:34-20:36, the quiet window (load 13 -> 7: another run's ranks had not yet
@@ -210,19 +233,31 @@ __attribute__((weak, noreturn)) void caracal_out_of_memory(size_t bytes);
  * below 32 KiB, allreduce and allgatherv 512 B-2 KiB (2 KiB lost in two of three), alltoall
  * below 4 KiB, reduce_scatter below 2 KiB, exscan 512 B-4 KiB, scan 512 B-8 KiB, gather 4-8
  * KiB; reduce_scatter_block, allgather and scatter native (reduce_scatter_block's shm was
- * 0.72-1.33x, a tie at best). The 3+ rank parts are MPICH 4.0's (not measured on Intel MPI). */
-#define IMPI_DEFAULTS                                                                         \
+ * 0.72-1.33x, a tie at best). The 3+ rank parts are MPICH 4.0's but where measured at 3 ranks
+ * (above). */
+/* Session 17/18, 3 ranks on 2 cores (bench/results/defaults-s18.md): the pairwise
+ * reduce_scatter(_block) lost at 1 MiB per block (1.19-1.36x, intervals above 1.05) and 512 KiB
+ * (0.94-1.53x), tied at 256 KiB (0.87-0.96x) and won at 32-128 KiB (0.12-0.36x): Intel MPI's
+ * own, like MPICH's, drops from 1 ms at 128 KiB to 0.2 ms at 256 KiB. So pairwise 32-256 KiB.
+ * Intel MPI's own bcast takes 3-4 us at 1-2 KiB back to back at 3 ranks (150-180 us at 512 B
+ * and 3-6 KiB, where shm wins, 0.06-0.10x); there the shm and the k-nomial over the node
+ * segment lost back to back (1.5 KiB 1.09x, 2 KiB 1.17x and 1.29x (1.09-2.41)) while winning
+ * with a rotating root (0.10x) and after a barrier (0.5-0.7x): native 1.5-3 KiB at 3 ranks
+ * (4 ranks not measured on Intel MPI). */
+#define IMPI_DEFAULTS_BUT_BCAST                                                               \
     [CARACAL_BARRIER]   = "shm native",                                                        \
-    [CARACAL_BCAST]     = "shm@-16k#2 shm@512-2k#3- shm@8k-#3- node/shm@2k-8k knomial:2@2k-8k native", \
     [CARACAL_REDUCE]    = "shm@-32k#2 shm#3- node/shm@2k-8k knomial:2@2k-8k native",             \
     [CARACAL_ALLREDUCE] = "shm@512-2k#2 native#2 shm node/shm@2k-64k recdbl:2@2k-64k native"
+#define IMPI_DEFAULTS                                                                         \
+    IMPI_DEFAULTS_BUT_BCAST,                                                                  \
+    [CARACAL_BCAST]     = "shm@-16k#2 native@1536-3k#3-4 shm@512-2k#3- shm@8k-#3- node/shm@2k-8k knomial:2@2k-8k native"
 #define IMPI_NEW_FAMILY_DEFAULTS                                                              \
     [CARACAL_ALLGATHER] = "native", [CARACAL_ALLGATHERV] = "shm@512-2k#2 native",               \
     [CARACAL_GATHER] = "shm@4k-8k#2 native", [CARACAL_GATHERV] = "native",                      \
     [CARACAL_SCATTER] = "native", [CARACAL_SCATTERV] = "native",                                \
     [CARACAL_ALLTOALL] = "shm@-4k#2 native", [CARACAL_ALLTOALLV] = "native",                    \
-    [CARACAL_REDUCE_SCATTER] = "shm@-2k#2 pairwise@32k-#3- native",                             \
-    [CARACAL_REDUCE_SCATTER_BLOCK] = "pairwise@32k-#3- native",                                  \
+    [CARACAL_REDUCE_SCATTER] = "shm@-2k#2 pairwise@32k-256k#3- native",                         \
+    [CARACAL_REDUCE_SCATTER_BLOCK] = "pairwise@32k-256k#3- native",                              \
     [CARACAL_SCAN] = "shm@512-8k#2 shm@1m-#2 native", [CARACAL_EXSCAN] = "shm@512-4k#2 shm@1m-#2 native", \
     [CARACAL_ALLTOALLW] = "native"
 /* The MPI-5 ABI build runs on MPICH 5 and Intel MPI alike: only what both libraries' own
@@ -230,10 +265,13 @@ __attribute__((weak, noreturn)) void caracal_out_of_memory(size_t bytes);
  * The ABI build itself, timed in session 17 (defaults_check --build abi, 2 ranks, 91 cells,
  * bench/results/defaults-check-{mpich5,impi}-abi-s17.md): no cell above 1.05x under either
  * library's ABI mode by its interval; under MPICH 5 it leaves 45 shm wins of MPICH 5's own rows
- * untaken. */
+ * untaken. From session 18 the 3+-rank parts differ: the bcast is MPICH 5's (native 512 B-16 KiB
+ * at 3-4 ranks, where MPICH 5's own build lost after a barrier; that also covers Intel MPI's
+ * native 1.5-3 KiB), not timed in the ABI build itself; reduce_scatter(_block) is the same on both. */
 #if defined(MPI_ABI_VERSION) /* MPI-5 standard ABI: runs on MPICH 5 and Intel MPI */
 #define CARACAL_DEFAULTS_FOR "the MPI-5 ABI (MPICH 5, Intel MPI)"
-static const char *const defaults[CARACAL_NCOLL] = {IMPI_DEFAULTS, IMPI_NEW_FAMILY_DEFAULTS};
+static const char *const defaults[CARACAL_NCOLL] = {IMPI_DEFAULTS_BUT_BCAST, [CARACAL_BCAST] = MPICH5_BCAST,
+                                                    IMPI_NEW_FAMILY_DEFAULTS};
 #elif defined(I_MPI_VERSION) /* Intel MPI (its mpi.h also defines MPICH_VERSION) */
 #define CARACAL_DEFAULTS_FOR "Intel MPI"
 static const char *const defaults[CARACAL_NCOLL] = {IMPI_DEFAULTS, IMPI_NEW_FAMILY_DEFAULTS};

@@ -28,7 +28,7 @@ typedef enum {
 } caracal_coll;
 
 typedef struct {
-    char alg[16];
+    char alg[24]; /* the longest name, "scatter_allgather", and its NUL */
     int param;          /* radix, arity; 0 = the algorithm's default */
     unsigned char shm;  /* alg is "shm" (set by the parser, so hot paths need no strcmp) */
     unsigned char rect; /* alg is "rect" (likewise) */

@@ -53,9 +53,13 @@ caracal_task *caracal_ml_level_bcast(const caracal_ml_args *a, int l, void *buf,
     if (use_shm(a, l, alg, CARACAL_SHM_K_BCAST, nbytes(count, dt)))
         return caracal_shm_bcast(a->h, buf, count, dt, root);
     int nary = !strcmp(alg.alg, "nary"), arity = alg.param >= 1 ? alg.param : 2;
-    int budget = budget_arity(a, l, nary ? caracal_nary_peers(arity, lv->size) : caracal_knomial_peers(radix(alg), lv->size));
+    int sag = !strcmp(alg.alg, "scatter_allgather"); /* peers: its Bruck partners +-j*k^i */
+    int budget = budget_arity(a, l, sag ? caracal_dissemination_peers(radix(alg), lv->size)
+                                  : nary ? caracal_nary_peers(arity, lv->size) : caracal_knomial_peers(radix(alg), lv->size));
     if (budget)
         return caracal_p2p_bcast_nary(buf, count, dt, root, budget, lv->comm, tag);
+    if (sag)
+        return caracal_p2p_bcast_scatter_allgather(buf, count, dt, root, radix(alg), lv->comm, tag);
     if (nary)
         return caracal_p2p_bcast_nary(buf, count, dt, root, arity, lv->comm, tag);
     return caracal_p2p_bcast_knomial(buf, count, dt, root, radix(alg), lv->comm, tag);

@@ -45,16 +45,18 @@ def test_forced_collectives_64_ranks_exact_and_reach_caracal(tmp_path):
 
 
 def test_radix_k_top_level_exact_under_smpi(tmp_path):
-    """The radix-k top-level primitives (dissemination:3, recmul:3) among 7 node leaders (7 =
-    3*2 + a fold), with a flat node fan-in: sim_coll's exact results, and the log names them."""
+    """The radix-k top-level primitives (dissemination:3, recmul:3, and the bcast's
+    scatter_allgather:3: 8 B over 7 leaders has empty blocks) among 7 node leaders (7 = 3*2 + a
+    fold), with a flat node fan-in: sim_coll's exact results, and the log names them."""
     p = run_cli("simulate", "--platform", "cluster", "--ranks", 28, "--ppn", 4, "--mapping", "roundrobin",
                 "--env", "CARACAL_COLL=force", "--env", "CARACAL_BARRIER=node/knomial:4 top/dissemination:3 hier",
-                "--env", "CARACAL_BCAST=knomial", "--env", "CARACAL_REDUCE=knomial",
+                "--env", "CARACAL_BCAST=node/knomial:4 top/scatter_allgather:3 knomial", "--env", "CARACAL_REDUCE=knomial",
                 "--env", "CARACAL_ALLREDUCE=node/knomial:4 top/recmul:3 recdbl",
                 "--env", "CARACAL_LOG=algo", "--", SIM_COLL, timeout=600)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "sim_coll: ok 28 ranks" in p.stdout
     assert "node=knomial:4 top=dissemination:3" in p.stdout and "node=knomial:4 top=recmul:3" in p.stdout
+    assert "node=knomial:4 top=scatter_allgather:3" in p.stdout
 
 
 def test_round_robin_mapping_groups_by_host(tmp_path):
