@@ -68,6 +68,13 @@ caracal_task *caracal_p2p_allreduce_recmul(const void *src, void *dst, int count
 int caracal_recmul_radix(int radix, int n, size_t bytes);
 caracal_task *caracal_p2p_allreduce_ring(const void *src, void *dst, int count, MPI_Datatype dt, MPI_Op op,
                                          MPI_Comm comm, int tag);
+/* Rabenseifner: reduce-scatter by recursive halving, allgather by recursive doubling (commutative
+ * operators, any n by folding; bitwise the same result on every rank; non-commutative ones run
+ * recdbl). Scratch at most 4 MiB of data: larger halving steps go in pieces of
+ * caracal_rsag_piece elements. Peers: recdbl's (the same partners), caracal_recdbl_peers. */
+caracal_task *caracal_p2p_allreduce_rsag(const void *src, void *dst, int count, MPI_Datatype dt, MPI_Op op,
+                                         MPI_Comm comm, int tag);
+int caracal_rsag_piece(int count, MPI_Datatype dt);
 
 /** Segment size in elements for pipelining `count` elements of `dt` (CARACAL_SEGMENT_SIZE). */
 int caracal_bcol_segcount(int count, MPI_Datatype dt);

@@ -88,6 +88,7 @@ caracal_task *caracal_ml_level_allreduce(const caracal_ml_args *a, int l, const 
     if (use_shm(a, l, alg, CARACAL_SHM_K_ALLREDUCE, nbytes(count, dt)))
         return caracal_shm_allreduce(a->h, src, dst, count, dt, op);
     int ring = !strcmp(alg.alg, "ring") && count >= lv->size, recmul = !ring && !strcmp(alg.alg, "recmul");
+    int rsag = !strcmp(alg.alg, "rsag"); /* its partners are recdbl's: the same peer count */
     int k = recmul ? caracal_recmul_radix(radix(alg), lv->size, nbytes(count, dt)) : 2;
     int budget = budget_arity(a, l, ring ? caracal_ring_peers(lv->size)
                                   : recmul ? caracal_recmul_peers(k, lv->size) : caracal_recdbl_peers(lv->size));
@@ -98,6 +99,8 @@ caracal_task *caracal_ml_level_allreduce(const caracal_ml_args *a, int l, const 
         return caracal_p2p_allreduce_ring(src, dst, count, dt, op, lv->comm, tag);
     if (recmul)
         return caracal_p2p_allreduce_recmul(src, dst, count, dt, op, k, lv->comm, tag);
+    if (rsag)
+        return caracal_p2p_allreduce_rsag(src, dst, count, dt, op, lv->comm, tag);
     return caracal_p2p_allreduce_recdbl(src, dst, count, dt, op, lv->comm, tag);
 }
 
