@@ -116,18 +116,24 @@ def sched_for(env, coll, nbytes, P, node_share=False):
     top_alg = select(rules, "top", nbytes, L) or top
     def radix(a):
         return a[1] if a[1] >= 2 else 2
-    # (scatter_allgather, scaling.py's leaders from 64 KiB since session 18: python/caracal/model has no
-    # formula for it yet; `--rules` with the k-nomial rules checks the model)
-    if node_alg[0] in ("nary", "knomial_seg", "scatter_allgather") or top_alg[0] in ("nary", "scatter_allgather"):
+    if node_alg[0] == "nary" or top_alg[0] == "nary" or (coll != "bcast" and "scatter_allgather" in (node_alg[0], top_alg[0])):
         raise ValueError(f"{coll}: {node_alg[0]}/{top_alg[0]} are not modelled")
     s = dict(node_k=radix(node_alg), node_shared=node_share, top_shared=True)
+    # the settings the schedules read (core/settings.def; the defaults are Sched's)
+    for key, field in (("CARACAL_PIPELINE_SIZE", "pipeline"), ("CARACAL_SEGMENT_SIZE", "segment"),
+                       ("CARACAL_REDUCE_SEGMENT", "reduce_segment"), ("CARACAL_REDUCE_SEGMENTS", "reduce_window")):
+        if key in env:
+            s[field] = _num(env[key])
     if coll == "barrier":
         s["top_k"] = radix(top_alg) if top_alg[0] == "dissemination" else 2
     elif coll == "bcast":
         s["top_k"] = radix(top_alg)
+        s["node_bcast"] = "scatter_allgather" if node_alg[0] == "scatter_allgather" else "knomial"
+        s["top_bcast"] = "scatter_allgather" if top_alg[0] == "scatter_allgather" else "knomial"
     else:
-        s["top_allreduce"] = top_alg[0] if top_alg[0] in ("ring", "recmul") else "recdbl"
+        s["top_allreduce"] = top_alg[0] if top_alg[0] in ("ring", "recmul", "rsag") else "recdbl"
         s["top_k"] = radix(top_alg)
+        s["node_reduce"] = "knomial_seg" if node_alg[0] == "knomial_seg" else "knomial"
     return ml.Sched(**s)
 
 
@@ -185,13 +191,25 @@ def fit_level(points):
     return ml.TwoRegime(F.Hockney(alpha, large.beta), large, SPLIT)
 
 
-def sim_run(env, ranks):
+def sim_run(env, ranks, only="", min_bytes=0):
     tail = ["--mapping", "roundrobin", "--cfg", "smpi/auto-shared-malloc-thresh:65536"]
     for k, v in env.items():
         tail += ["--env", f"{k}={v}"]
+    # coll_time.c's selection (e.g. a rule set for the 4 MiB allreduce alone): read in the
+    # simulated program's environment, not Caracal's, so not part of the run's recorded env
+    for k, v in (("COLL_TIME_ONLY", only), ("COLL_TIME_MIN_BYTES", min_bytes)):
+        if v:
+            tail += ["--env", f"{k}={v}"]
     tail += ["--", str(HERE / "coll_time.c"), "2"]
     p = _simulate(tail, ranks, PPN)
-    return parse_out(p.stdout, env, ranks, p.stderr)
+    r = parse_out(p.stdout, dict(env, **{k: str(v) for k, v in (("COLL_TIME_ONLY", only), ("COLL_TIME_MIN_BYTES", min_bytes)) if v}), ranks, p.stderr)
+    r["env"] = env
+    r["coll_time_commit"] = _git_head("bench/simulate/coll_time.c")
+    if only:
+        r["only"] = only
+    if min_bytes:
+        r["min_bytes"] = min_bytes
+    return r
 
 
 def parse_out(stdout, env, ranks, stderr=""):
@@ -222,8 +240,11 @@ def _sched_text(coll, s):
     if coll == "barrier":
         return f"node fan-in/out knomial:{s.node_k}, top dissemination:{s.top_k}"
     if coll == "bcast":
-        return f"node knomial:{s.node_k}, top knomial:{s.top_k}"
+        return f"node {s.node_bcast}:{s.node_k}, top {s.top_bcast}:{s.top_k}"
     top = s.top_allreduce + (f":{ml.recmul_radix(s.top_k, 2**30, 0)}" if s.top_allreduce == "recmul" else "")
+    if s.node_reduce == "knomial_seg":
+        return (f"node knomial_seg:{s.node_k} reduce ({s.reduce_segment / 1024:g} KiB x {s.reduce_window}) + "
+                f"knomial:{s.node_k} bcast, top {top}" + (", no chunks" if s.pipeline <= 0 else ""))
     return f"node knomial:{s.node_k} reduce + bcast, top {top}"
 
 
@@ -242,6 +263,10 @@ def old_model(doc, coll, nbytes, P):
     return F.allreduce_hier(node, top, free, P, nbytes, PPN)
 
 
+def _pct(x, sign=""):
+    return "-" if x is None else f"{x:{sign}.1%}"
+
+
 def report(doc):
     node, top = (ml.TwoRegime(F.Hockney(*doc["fit"][lv]["small"]), F.Hockney(*doc["fit"][lv]["large"]), SPLIT)
                  for lv in ("node", "top"))
@@ -249,7 +274,13 @@ def report(doc):
     for run in doc["runs"]:
         for cell, us in run["us"].items():
             coll, nbytes = cell.split()
-            pred, s = model_us(node, top, run["env"], coll, int(nbytes), run["ranks"])
+            try:
+                pred, s = model_us(node, top, run["env"], coll, int(nbytes), run["ranks"])
+            except ValueError as e:  # a primitive the model does not know: the simulation is kept, shown unmodelled
+                rows.append({"rules": run["rules"], "coll": coll, "bytes": int(nbytes), "procs": run["ranks"],
+                             "simulated_us": us, "model_us": None, "rel_err": None, "schedule": f"not modelled ({e})",
+                             "old_rel_err": (old_model(doc, coll, int(nbytes), run["ranks"]) - us) / us})
+                continue
             rows.append({"rules": run["rules"], "coll": coll, "bytes": int(nbytes), "procs": run["ranks"],
                          "simulated_us": us, "model_us": round(pred, 3), "rel_err": (pred - us) / us,
                          "schedule": _sched_text(coll, s),
@@ -259,10 +290,10 @@ def report(doc):
     doc["rows"] = rows
     summ = {}
     for name in order:
-        errs = [abs(r["rel_err"]) for r in rows if r["rules"] == name]
+        errs = [abs(r["rel_err"]) for r in rows if r["rules"] == name and r["rel_err"] is not None]
         fam = {}
         for r in rows:
-            if r["rules"] == name:
+            if r["rules"] == name and r["rel_err"] is not None:
                 fam.setdefault(f"{r['coll']} {r['bytes']}", []).append(abs(r["rel_err"]))
         olds = [abs(r["old_rel_err"]) for r in rows if r["rules"] == name]
         summ[name] = {"cells": len(errs), "median_abs_rel_err": statistics.median(errs) if errs else None,
@@ -288,10 +319,12 @@ def report(doc):
            "session 16's model: median, largest |", "|---|---:|---:|---:|---:|---:|"]
     for name in order:
         s = summ[name]
-        rest = [abs(r["rel_err"]) for r in rows if r["rules"] == name and not (r["coll"] == "allreduce" and r["bytes"] > SPLIT)]
+        rest = [abs(r["rel_err"]) for r in rows if r["rules"] == name and r["rel_err"] is not None
+                and not (r["coll"] == "allreduce" and r["bytes"] > SPLIT)]
         s["max_abs_rel_err_but_4mib_allreduce"] = max(rest) if rest else None
-        md.append(f"| {name} | {s['cells']} | {s['median_abs_rel_err']:.1%} | {s['max_abs_rel_err']:.1%} | "
-                  f"{max(rest):.1%} | {s['old_median_abs_rel_err']:.0%}, {s['old_max_abs_rel_err']:.0%} |")
+        md.append(f"| {name} | {s['cells']} | {_pct(s['median_abs_rel_err'])} | {_pct(s['max_abs_rel_err'])} | "
+                  f"{_pct(s['max_abs_rel_err_but_4mib_allreduce'])} | {s['old_median_abs_rel_err']:.0%}, "
+                  f"{s['old_max_abs_rel_err']:.0%} |")
     md.append("")
     for name in order:
         env = next(r["env"] for r in doc["runs"] if r["rules"] == name)
@@ -303,10 +336,11 @@ def report(doc):
                "|---|---:|---:|---|---:|---:|---:|---:|"]
         for r in rows:
             if r["rules"] == name:
+                model = "-" if r["model_us"] is None else f"{r['model_us']:.2f}"
                 md.append(f"| {r['coll']} | {r['bytes']} | {r['procs']} | {r['schedule']} | {r['simulated_us']:.2f} | "
-                          f"{r['model_us']:.2f} | {r['rel_err']:+.1%} | {r['old_rel_err']:+.0%} |")
-        md += ["", f"Median |error| over {s['cells']} cells: {s['median_abs_rel_err']:.1%}; largest "
-               f"{s['max_abs_rel_err']:.1%}. Largest per case: " +
+                          f"{model} | {_pct(r['rel_err'], '+')} | {r['old_rel_err']:+.0%} |")
+        md += ["", f"Median |error| over {s['cells']} cells: {_pct(s['median_abs_rel_err'])}; largest "
+               f"{_pct(s['max_abs_rel_err'])}. Largest per case: " +
                ", ".join(f"{k} {v:.1%}" for k, v in s["per_case_max"].items()) + ". Session 16's model (formulas.py's "
                "`hier` rows: whole messages per round, binomial on both levels, one Hockney line per level) on the "
                f"same simulations: median {s['old_median_abs_rel_err']:.0%}, largest {s['old_max_abs_rel_err']:.0%}.", ""]
@@ -379,6 +413,9 @@ def main():
     ap.add_argument("--report", action="store_true", help="only rewrite the table from the JSON")
     ap.add_argument("--refit", action="store_true", help="rerun the two pingpongs")
     ap.add_argument("--source", help="a Caracal source tree to simulate instead of this one (CARACAL_ROOT)")
+    ap.add_argument("--label", default="scaling", help="the name of scaling.py's rule set in the report")
+    ap.add_argument("--only", default="", help="COLL_TIME_ONLY for these runs (e.g. allreduce)")
+    ap.add_argument("--min-bytes", default="0", help="COLL_TIME_MIN_BYTES for these runs (e.g. 4m: the 4 MiB cases alone)")
     ap.add_argument("--import", dest="imports", action="append", default=[], metavar="NAME:RANKS:FILE",
                     help="a run made by hand (caracal simulate ... > FILE) for rule set NAME")
     args = ap.parse_args()
@@ -396,7 +433,8 @@ def main():
         doc["pingpong"] = {"node": intra, "top": inter}
         doc["fit"] = {lv: {"small": [h.small.alpha, h.small.beta], "large": [h.large.alpha, h.large.beta]}
                       for lv, h in (("node", fit_level(intra)), ("top", fit_level(inter)))}
-    sets = ([] if args.no_default else [("scaling", dict(CARACAL_ENV))]) + [load_rules(s) for s in args.rules]
+    min_bytes = _num(args.min_bytes)
+    sets = ([] if args.no_default else [(args.label, dict(CARACAL_ENV))]) + [load_rules(s) for s in args.rules]
     sets = [(label_for(doc, name, env), env) for name, env in sets]
     for spec in args.imports:
         name, ranks, f = spec.split(":", 2)
@@ -406,9 +444,10 @@ def main():
     if not args.report and not args.imports:
         for name, env in sets:
             for ranks in [int(x) for x in args.ranks.split(",")]:
-                if any(r["rules"] == name and r["env"] == env and r["ranks"] == ranks for r in doc["runs"]):
+                if any(r["rules"] == name and r["env"] == env and r["ranks"] == ranks and r.get("only", "") == args.only
+                       and r.get("min_bytes", 0) == min_bytes for r in doc["runs"]):
                     continue
-                r = dict(rules=name, **sim_run(env, ranks))
+                r = dict(rules=name, **sim_run(env, ranks, args.only, min_bytes))
                 print(json.dumps(r), flush=True)
                 doc["runs"] = [x for x in doc["runs"] if (x["rules"], x["ranks"]) != (name, ranks)] + [r]
                 report(doc)

@@ -136,3 +136,104 @@ def test_a_changed_rule_set_gets_its_own_label():
     doc = {"runs": [{"rules": "scaling", "env": {"CARACAL_BCAST": "knomial"}, "ranks": 64}]}
     assert hmc.label_for(doc, "scaling", {"CARACAL_BCAST": "knomial"}) == "scaling"
     assert hmc.label_for(doc, "scaling", {"CARACAL_BCAST": "knomial node/knomial:32"}) == "scaling-2"
+
+
+# ---- session 19: scatter_allgather bcast, rsag allreduce, knomial_seg reduce ----
+
+@pytest.mark.parametrize("value, expected", [
+    # 4 blocks of 10 B, radix 2 (H: alpha 1, beta 0.1). Scatter: root to 2 (blocks 2-3, 20 B) at
+    # 1 + 2 = 3, then to 1 (10 B) at 3 + 2 = 5; 2 to 3 at 3 + 2 = 5. Bruck round 1 (all start at
+    # 5): 0 -> 3 block 0 and 2 -> 1 block 2 (1 and 3 hold what 0 and 2 would get): 7. Round 2:
+    # 0 -> 2 blocks 0-1, 1 -> 3 blocks 1-2, 3 -> 1 blocks 3, 0 (wraps: two messages, 20 B in
+    # all on each link): 7 + 1 + 2 = 10
+    (lambda: ml.bcast_scatter_allgather(H, 4, 2, 40, True), 10.0),
+    # radix 4 on 4: scatter 3 x 10 B at once, 1 + 3 = 4 shared (1 + 1 = 2 alone); one Bruck round,
+    # the root sends block 0 to 3 ranks, the others theirs to the 2 non-roots, every non-root
+    # receives 30 B: 4 + 1 + 3 = 8 shared, 2 + 2 = 4 alone
+    (lambda: ml.bcast_scatter_allgather(H, 4, 4, 40, True), 8.0),
+    (lambda: ml.bcast_scatter_allgather(H, 4, 4, 40, False), 4.0),
+    # radix 8 on 4 runs radix 4 (k > n: n)
+    (lambda: ml.bcast_scatter_allgather(H, 4, 8, 40, True), 8.0),
+    # 10 B on 3: blocks 4, 3, 3. Scatter: 0 -> 2 (3 B) 1.3, 0 -> 1 (3 B) 2.6. Round 1: 0 -> 2
+    # block 0 at max(2.6, 1.3) + 1.4 = 4.0; 2 -> 1 block 2 at 2.6 + 1.3 = 3.9. Round 2 (2 has
+    # 0 and 2, 1 has 1 and 2): 0 -> 1 block 0, max(4.0, 3.9) + 1.4 = 5.4; 1 -> 2 block 1, 5.3
+    (lambda: ml.bcast_scatter_allgather(H, 3, 2, 10, True), 5.4),
+    # rsag on 4, 40 B (elem 1): halving 20 B then 10 B each way, doubling 10 then 20:
+    # 4 alphas + 60 B x 0.1 = 10; two chunks at once on a shared link (m 80): 4 + 12 = 16
+    (lambda: ml.allreduce_rsag(H, 4, 40, 40, True, 1), 10.0),
+    (lambda: ml.allreduce_rsag(H, 4, 80, 40, True, 1), 16.0),
+    (lambda: ml.allreduce_rsag(H, 4, 80, 40, False, 1), 10.0),
+    # combining 0.5 us/B what each halving step receives: + 20 x 0.5 + 10 x 0.5
+    (lambda: ml.allreduce_rsag(H, 4, 40, 40, True, 1, 0.5), 25.0),
+    # on 6: ranks 1 and 3 take 0's and 2's 40 B (5), halving pairs (1, 3) at 5 + 3 and (4, 5) at
+    # 3, then 8 + 2 = 10, doubling 12, 15; fold-out 40 B back: 20
+    (lambda: ml.allreduce_rsag(H, 6, 40, 40, True, 1), 20.0),
+    # 12 MiB of doubles on 2 (beta 1e-6 us/B): the halving step's 6 MiB in pieces of 4 and 2 MiB
+    # (two alphas), the doubling step's 6 MiB whole: 3 + 12 MiB x 1e-6
+    (lambda: ml.allreduce_rsag(F.Hockney(1.0, 1e-6), 2, 12 << 20, 12 << 20, True), 3 + 12.582912),
+    # on 3: fold-in of 12 MiB in 3 pieces (3 alphas), then as on 2, fold-out whole: 7 + 36 MiB x 1e-6
+    (lambda: ml.allreduce_rsag(F.Hockney(1.0, 1e-6), 3, 12 << 20, 12 << 20, True), 7 + 37.748736),
+    # knomial_seg on 2, 40 B in 4 segments of 10, window 2, each flow alone (1 + 1): segments
+    # 0 and 1 at 2; 2 and 3 once the root has combined 0 and 1 and the child's sends ended: 4
+    (lambda: ml.reduce_knomial_seg(H, 2, 2, 40, 40, False, 10, 2, 1), 4.0),
+    # flat on 32: every child alone, the same
+    (lambda: ml.reduce_knomial_seg(H, 32, 32, 40, 40, False, 10, 2, 1), 4.0),
+    # shared: the root's link carries 1 child x 2 segments: flows 1 + 2 = 3, twice: 6
+    (lambda: ml.reduce_knomial_seg(H, 2, 2, 40, 40, True, 10, 2, 1), 6.0),
+    # binomial on 4 (0 <- 1, 2; 2 <- 3), 2 segments, window 1: segment 0 at rank 2 at 2, at the
+    # root at 4; rank 2 posts segment 1's receive once its send of 0 ended (4): 3's arrives at 6,
+    # the root's at 8
+    (lambda: ml.reduce_knomial_seg(H, 4, 2, 20, 20, False, 10, 1, 1), 8.0),
+    # combining 0.5 us/B at the root (5 a segment): 7, 12, then 17 and 22
+    (lambda: ml.reduce_knomial_seg(H, 2, 2, 40, 40, False, 10, 2, 1, 0.5), 22.0),
+])
+def test_session19_primitives_by_hand(value, expected):
+    assert value() == pytest.approx(expected, **EXACT)
+
+
+def test_scatter_allgather_and_rsag_schedules_by_hand():
+    # 64 ranks (2 leaders), 100 B: leaders scatter_allgather of 2 blocks: 10 + 5, 10 + 5; flat node 2
+    sag = ml.Sched(node_k=32, top_k=32, top_bcast="scatter_allgather", node_shared=False)
+    assert ml.bcast(N, T, 64, 100, 32, sag) == pytest.approx(32.0, **EXACT)
+    # no chunks where a level runs it: unsegmented, the node tree moves all 4 MiB, not 1/12 of it
+    whole = ml.Sched(node_k=32, top_k=32, top_bcast="scatter_allgather", node_shared=False, segment=0)
+    assert ml.bcast(N, T, 64, 4 << 20, 32, whole) == pytest.approx(2 * (10 + (2 << 20) * 0.1) + 1 + (4 << 20) * 0.01,
+                                                                   **EXACT)
+    # 4 MiB allreduce, no chunks: node knomial_seg of 64 segments of 64 KiB, 2 in flight, each alone:
+    # 32 x (1 + 655.36); rsag on 2 leaders: 2 x (10 + 2 MiB x 0.1); node bcast 1 + 655.36
+    rs = ml.Sched(node_k=32, top_allreduce="rsag", node_reduce="knomial_seg", pipeline=0, reduce_segment=65536,
+                  reduce_window=2, node_shared=False)
+    assert ml.allreduce(N, T, 64, 4 << 20, 32, rs) == pytest.approx(
+        32 * 656.36 + 2 * (10 + (2 << 20) * 0.1) + 656.36, **EXACT)
+
+
+def test_session19_rules_give_the_schedule():
+    s = hmc.sched_for(hmc.CARACAL_ENV, "bcast", 4 << 20, 1024)
+    assert (s.node_bcast, s.node_k, s.top_bcast, s.top_k) == ("knomial", 32, "scatter_allgather", 32)
+    s = hmc.sched_for(hmc.CARACAL_ENV, "bcast", 4096, 1024)
+    assert (s.top_bcast, s.top_k) == ("knomial", 8)
+    env = hmc.load_rules(f"rsag={ROOT / 'bench/simulate/rules/allreduce-rsag.env'}")[1]
+    s = hmc.sched_for(env, "allreduce", 4 << 20, 256)
+    assert (s.node_reduce, s.node_k, s.top_allreduce, s.pipeline, s.reduce_segment, s.reduce_window) == \
+        ("knomial_seg", 32, "rsag", 0, 65536, 2)
+    s = hmc.sched_for(env, "allreduce", 4096, 256)
+    assert (s.node_reduce, s.top_allreduce, s.top_k) == ("knomial", "recmul", 8)
+    with pytest.raises(ValueError):
+        hmc.sched_for({"CARACAL_BCAST": "knomial top/nary:4"}, "bcast", 8, 64)
+
+
+def test_scatter_allgather_rounds_move_each_missing_block_once():
+    # 4 blocks, radix 2: round 1 sends only what 1 and 3 lack; round 2's 3 -> 1 wraps (blocks 3, 0)
+    assert ml.sag_bruck_rounds(4, 2, 40) == [[(0, 3, 10), (2, 1, 10)],
+                                            [(0, 2, 20), (1, 3, 20), (3, 1, 10), (3, 1, 10)]]
+    # any n and radix: a rank receives in the allgather exactly the bytes its scatter subtree lacks
+    for n in range(2, 20):
+        for k in (2, 3, 4, 32):
+            m = 1000 + n  # uneven blocks
+            at = ml._starts(n, m, 1)
+            got = [0] * n
+            for rnd in ml.sag_bruck_rounds(n, k, m):
+                for _, dst, b in rnd:
+                    got[dst] += b
+            kk = ml.sag_radix(k, n)
+            assert got == [m - (at[v + ml._sag_subtree(v, n, kk)] - at[v]) for v in range(n)], (n, k)

@@ -61,11 +61,16 @@ def _line(h, s: float) -> Hockney:
 class Sched:
     """What the rules and settings make Caracal run on a two-level hierarchy (node, top)."""
     node_k: int = 2            # node level: k-nomial radix of bcast, reduce, fan-in and fan-out
-    top_k: int = 2             # top level: bcast k-nomial radix, dissemination / recmul radix
-    top_allreduce: str = "best"  # recdbl | ring | recmul | best (the cheaper of recdbl and ring)
+    top_k: int = 2             # top level: bcast k-nomial / scatter_allgather radix, dissemination / recmul radix
+    top_allreduce: str = "best"  # recdbl | ring | recmul | rsag | best (the cheaper of recdbl and ring)
+    node_bcast: str = "knomial"  # bcast's node level: knomial | scatter_allgather
+    top_bcast: str = "knomial"   # bcast's top level: knomial | scatter_allgather
+    node_reduce: str = "knomial"  # allreduce's node-level reduce: knomial | knomial_seg
     pipeline: float = 262144   # CARACAL_PIPELINE_SIZE
     max_chunks: int = 12       # caracal_ml_nchunks' cap
     segment: float = 65536     # CARACAL_SEGMENT_SIZE
+    reduce_segment: float = 131072  # CARACAL_REDUCE_SEGMENT (knomial_seg)
+    reduce_window: int = 4     # CARACAL_REDUCE_SEGMENTS (knomial_seg's segments in flight per rank)
     node_shared: bool = True   # concurrent flows of a node-level rank share one link
     top_shared: bool = True    # concurrent flows of a leader share its node's link
     elem: int = 8              # bytes per element (ring needs at least one element per member)
@@ -204,21 +209,257 @@ def allreduce_recmul(h, n: int, m: float, chunk: float, shared: bool, k: int, co
     return t
 
 
+def _starts(n: int, count: int, elem: float) -> List[float]:
+    """Byte offset of each of n blocks and of the end (block_start in bcast_scatter_allgather.c
+    and allreduce_rsag.c): count elements cut as evenly as count allows, the first count % n
+    blocks one element longer."""
+    base, extra = divmod(count, n)
+    return [(b * base + min(b, extra)) * elem for b in range(n + 1)]
+
+
+def _flow(h, s: float, load: float, shared: bool) -> float:
+    """One flow of s bytes among others: its line's alpha, then at its link's share when the link
+    carries `load` bytes at once (shared), else alone at the link's rate."""
+    line = _line(h, s)
+    return line.alpha + (load if shared else s) * line.beta
+
+
+def sag_radix(k: int, n: int) -> int:
+    """caracal_p2p_bcast_scatter_allgather's radix: at least 2; above n, n (the same rounds)."""
+    k = max(k, 2)
+    return k if k <= n else (n if n > 2 else 2)
+
+
+def _sag_subtree(v: int, n: int, k: int) -> int:
+    """Blocks rank v holds after the scatter: its k-nomial subtree [v, v + sub)."""
+    if v == 0:
+        return n
+    low = 1
+    while v % (low * k) == 0:
+        low *= k
+    return min(low, n - v)
+
+
+def sag_bruck_rounds(n: int, k: int, m: float, elem: float = 1) -> List[List[Tuple[int, int, float]]]:
+    """The messages (sender, receiver, bytes) of each Bruck round of bcast_scatter_allgather.c
+    (relative ranks): at round i each rank v sends blocks [v, v + c) mod n, c = min(k^i, n - d),
+    to v - d (d = j k^i, j = 1..k-1, d < n), less the first blocks the receiver holds from the
+    scatter; a range that wraps past block n-1 is two messages, an empty piece none."""
+    k = sag_radix(k, n)
+    at = _starts(n, int(m // elem), elem)
+    sub = [_sag_subtree(v, n, k) for v in range(n)]
+
+    def pieces(first, cnt):  # bytes of blocks [first, first + cnt) mod n, one message per contiguous piece
+        first %= n
+        if first + cnt <= n:
+            return [at[first + cnt] - at[first]]
+        return [at[n] - at[first], at[first + cnt - n] - at[0]]
+    out, mask = [], 1
+    while mask < n:
+        msgs = []
+        for v in range(n):
+            for j in range(1, k):
+                d = j * mask
+                if d >= n:
+                    break
+                cnt = min(mask, n - d)
+                to = (v - d) % n
+                held = min(max(sub[to] - d, 0), cnt)
+                if cnt > held:
+                    msgs += [(v, to, b) for b in pieces(v + held, cnt - held) if b > 0]
+        out.append(msgs)
+        mask *= k
+    return out
+
+
+def bcast_scatter_allgather(h, n: int, k: int, m: float, shared: bool, elem: float = 1) -> float:
+    """bcol/p2p/bcast_scatter_allgather.c (root 0): m bytes in n blocks (elements of `elem`
+    bytes; the hierarchy moves bytes, elem 1), the last rank's return. Rendezvous: a send ends
+    when its data is in, and a flow starts when both sides have posted.
+
+    Scatter: a rank posts its receive at the start; once its subtree is in, it hands each child
+    c = v + j k^i (j = 1..k-1, the k-1 of one i at once, largest subtrees first) c's subtree,
+    one message each, and waits for those sends before the next i: so the children of one i
+    share the parent's link (their bytes summed), the i's add up.
+    Allgather (Bruck, round i for k^i < n): every rank posts all its sends and receives of the
+    round (k-1 ranges, a range that wraps past block n-1 as two messages, none for blocks the
+    receiver already holds from the scatter), then waits for all of them: a message starts when
+    both its ends have finished the previous round and ends alpha + (the bytes its sender sends
+    or its receiver receives in the round, the larger: separate directions of the link) beta
+    later; a rank's round ends with its last message (at once when it has none)."""
+    if n <= 1 or m <= 0:
+        return 0.0
+    k = sag_radix(k, n)
+    at = _starts(n, int(m // elem), elem)
+    sub = [_sag_subtree(v, n, k) for v in range(n)]
+    have = [0.0] * n   # when v's subtree is in (an empty one: at once, nothing to receive)
+    start = [0.0] * n  # when v's scatter sends are done: its allgather starts
+    for v in range(n):  # a parent's relative rank is below its children's
+        t = have[v]
+        if v == 0:
+            mask = 1
+            while mask * k < n:
+                mask *= k
+        else:
+            mask = 1
+            while v % (mask * k) == 0:
+                mask *= k
+            mask //= k
+        while mask >= 1:
+            kids = [(c, at[c + sub[c]] - at[c]) for c in (v + j * mask for j in range(1, k)) if c < n]
+            load = sum(b for _, b in kids)
+            end = t
+            for c, b in kids:
+                if b > 0:
+                    have[c] = t + _flow(h, b, load, shared)
+                    end = max(end, have[c])
+            t = end
+            mask //= k
+        start[v] = t
+    for msgs in sag_bruck_rounds(n, k, m, elem):
+        out, inn = [0.0] * n, [0.0] * n
+        for a, b, x in msgs:
+            out[a] += x
+            inn[b] += x
+        end = start[:]
+        for a, b, x in msgs:
+            e = max(start[a], start[b]) + _flow(h, x, max(out[a], inn[b]), shared)
+            end[a], end[b] = max(end[a], e), max(end[b], e)
+        start = end
+    return max(start)
+
+
+RSAG_SCRATCH = 4 << 20  # bcol/p2p/allreduce_rsag.c CARACAL_RSAG_SCRATCH
+
+
+def allreduce_rsag(h, n: int, m: float, chunk: float, shared: bool, elem: float = 8, combine: float = 0.0) -> float:
+    """bcol/p2p/allreduce_rsag.c on each chunk (all chunks at once: on a shared link a step's
+    bytes times m/chunk), the last rank's return. p = 2^floor(log2 n); the first 2(n-p) ranks
+    fold: each even one sends its chunk to the odd one (which combines it) and gets the result
+    back at the end. Among the p, each step is one exchange with one partner, both directions
+    at once (separate directions of the link): alpha + (the larger of the two) beta, starting
+    when both partners have finished the previous step. Halving steps (log2 p: the range of p
+    blocks halves; send the other half, receive and combine mine) and the fold-in are cut into
+    pieces of at most 4 MiB, one after the other (each its alpha); the doubling steps (the
+    ranges back, straight into the result) and the fold-out are whole. Combining a piece: both
+    partners wait for the slower (its larger direction)."""
+    if n <= 1 or chunk <= 0:
+        return 0.0
+    count = int(chunk // elem)
+    piece = max(1, min(count, RSAG_SCRATCH // int(elem))) if count else 1
+    scale = m / chunk if shared else 1.0
+    p = 1 << (n.bit_length() - 1)
+    rem = n - p
+    at = _starts(p, count, 1)  # in elements
+
+    def xchg(s_cnt, r_cnt, sliced):
+        most = max(s_cnt, r_cnt)
+        if most <= 0:
+            return 0.0
+        step = piece if sliced else most
+        t, first = 0.0, 0
+        while first < most:
+            x = min(step, most - first) * elem  # this piece's larger direction
+            line = _line(h, x)
+            t += line.alpha + x * scale * line.beta + (x * combine if sliced else 0.0)
+            first += step
+        return t
+
+    t = [xchg(count, count, True) if q < rem else 0.0 for q in range(p)]  # fold-in (odd rank 2q+1)
+    lo, hi = [0] * p, [p] * p
+    mask = 1
+    while mask < p:  # recursive halving
+        nt = t[:]
+        for q in range(p):
+            mid = lo[q] + (hi[q] - lo[q]) // 2
+            if q & mask:
+                cost = xchg(at[mid] - at[lo[q]], at[hi[q]] - at[mid], True)
+                lo[q] = mid
+            else:
+                cost = xchg(at[hi[q]] - at[mid], at[mid] - at[lo[q]], True)
+                hi[q] = mid
+            nt[q] = max(t[q], t[q ^ mask]) + cost
+        t = nt
+        mask <<= 1
+    mask = p >> 1
+    while mask >= 1:  # recursive doubling
+        nt = t[:]
+        for q in range(p):
+            size = hi[q] - lo[q]
+            if q & mask:
+                cost = xchg(at[hi[q]] - at[lo[q]], at[lo[q]] - at[lo[q] - size], False)
+                lo[q] -= size
+            else:
+                cost = xchg(at[hi[q]] - at[lo[q]], at[hi[q] + size] - at[hi[q]], False)
+                hi[q] += size
+            nt[q] = max(t[q], t[q ^ mask]) + cost
+        t = nt
+        mask >>= 1
+    return max(t[q] + (xchg(count, 0, False) if q < rem else 0.0) for q in range(p))  # fold-out
+
+
+def reduce_knomial_seg(h, n: int, k: int, m: float, chunk: float, shared: bool, segment: float,
+                       window: int, elem: float = 8, combine: float = 0.0) -> float:
+    """bcol/p2p/reduce_knomial_seg.c on each chunk (all chunks at once), root 0: the chunk in
+    segments of `segment` bytes; a rank posts its children's receives of at most `window`
+    segments ahead (segment s once s - window is combined and its partial result's send has
+    ended), combines segments in order once every child's is in, and sends each up once the
+    send of segment s - window has ended (its slot). Rendezvous: a flow starts when both sides
+    have posted, a send ends when its data is in. A flow of one segment: alpha + S beta alone;
+    on a shared link the parent's c children's `window` segments in flight (times m/chunk
+    chunks) share it: alpha + c window S (m/chunk) beta. Computed segment by segment over the
+    tree itself; the root's last segment combined is the time."""
+    if n <= 1 or chunk <= 0:
+        return 0.0
+    count = int(chunk // elem)
+    segc = max(1, min(count, int(segment // elem))) if segment > 0 else max(count, 1)
+    nseg = -(-count // segc)
+    w = max(1, min(window, nseg))
+    seg = [min(segc, count - s * segc) * elem for s in range(nseg)]
+    ch = knomial_children(n, k)
+    post = [[0.0] * nseg for _ in range(n)]   # v's send of segment s posted (root: combined)
+    done = [[0.0] * nseg for _ in range(n)]   # that send ended (the data is in at the parent)
+    ready = [[0.0] * nseg for _ in range(n)]  # v's receives of segment s posted
+    for s in range(nseg):
+        for v in range(n - 1, -1, -1):  # children before parents
+            prev = post[v][s - 1] if s else 0.0
+            if s >= w:
+                ready[v][s] = max(ready[v][s - 1], done[v][s - w] if v else post[v][s - w])
+            elif s:
+                ready[v][s] = ready[v][s - 1]
+            arrived = prev
+            for c in ch[v]:
+                line = _line(h, seg[s])
+                load = len(ch[v]) * w * seg[s] * m / chunk if shared else seg[s]
+                done[c][s] = max(post[c][s], ready[v][s]) + line.alpha + load * line.beta
+                arrived = max(arrived, done[c][s])
+            arrived += len(ch[v]) * seg[s] * combine
+            post[v][s] = max(arrived, done[v][s - w] if v and s >= w else 0.0)
+    return post[0][nseg - 1]
+
+
 def _levels(P: int, node_size: int):
     q = min(node_size, P)
     return q, -(-P // q)
 
 
 def bcast(node, top, P: int, m: float, node_size: int, s: Sched = Sched()) -> float:
-    """ml/bcast_hier.c (root 0): k-nomial among the leaders, then k-nomial inside each node; a
-    leader forwards a chunk down once it has it, so the deepest leader's arrival plus the node
-    tree."""
+    """ml/bcast_hier.c (root 0): k-nomial (or scatter_allgather) among the leaders, then inside
+    each node; a leader forwards a chunk down once it has it, so the deepest leader's arrival plus
+    the node level. A level running scatter_allgather turns the chunks off (one chunk: the node
+    level starts once the leader has the whole message)."""
     q, L = _levels(P, node_size)
     if m <= 0:
         return 0.0
-    chunk = m / nchunks(m, s)
+    sag = "scatter_allgather" in (s.node_bcast, s.top_bcast)
+    chunk = m if sag else m / nchunks(m, s)
     seg = min(s.segment, chunk) if s.segment > 0 else chunk
-    return tree_bcast(top, L, s.top_k, m, seg, s.top_shared) + tree_bcast(node, q, s.node_k, m, seg, s.node_shared)
+
+    def level(h, n, alg, k, shared):
+        if alg == "scatter_allgather":
+            return bcast_scatter_allgather(h, n, k, m, shared)
+        return tree_bcast(h, n, k, m, seg, shared)
+    return level(top, L, s.top_bcast, s.top_k, s.top_shared) + level(node, q, s.node_bcast, s.node_k, s.node_shared)
 
 
 def top_allreduce(top, L: int, m: float, chunk: float, s: Sched) -> float:
@@ -227,6 +468,8 @@ def top_allreduce(top, L: int, m: float, chunk: float, s: Sched) -> float:
         return allreduce_ring(top, L, m, chunk, s.top_shared, s.combine)
     if s.top_allreduce == "recmul":
         return allreduce_recmul(top, L, m, chunk, s.top_shared, s.top_k, s.combine)
+    if s.top_allreduce == "rsag":
+        return allreduce_rsag(top, L, m, chunk, s.top_shared, s.elem, s.combine)
     rd = allreduce_recdbl(top, L, m, chunk, s.top_shared, s.combine)
     if s.top_allreduce == "best" and ring_ok:
         return min(rd, allreduce_ring(top, L, m, chunk, s.top_shared, s.combine))
@@ -234,13 +477,18 @@ def top_allreduce(top, L: int, m: float, chunk: float, s: Sched) -> float:
 
 
 def allreduce(node, top, P: int, m: float, node_size: int, s: Sched = Sched()) -> float:
-    """ml/allreduce_hier.c: k-nomial reduce inside the node (unsegmented chunks), allreduce
-    among the leaders, k-nomial bcast inside the node (segmented), per chunk, chunks at once."""
+    """ml/allreduce_hier.c: k-nomial reduce inside the node (unsegmented chunks, or knomial_seg's
+    segments), allreduce among the leaders, k-nomial bcast inside the node (segmented), per
+    chunk, chunks at once."""
     q, L = _levels(P, node_size)
     chunk = m / nchunks(m, s)
     seg = min(s.segment, chunk) if s.segment > 0 else chunk
-    return (tree_reduce(node, q, s.node_k, m, chunk, s.node_shared, s.combine) + top_allreduce(top, L, m, chunk, s)
-            + tree_bcast(node, q, s.node_k, m, seg, s.node_shared))
+    if s.node_reduce == "knomial_seg":
+        red = reduce_knomial_seg(node, q, s.node_k, m, chunk, s.node_shared, s.reduce_segment, s.reduce_window,
+                                 s.elem, s.combine)
+    else:
+        red = tree_reduce(node, q, s.node_k, m, chunk, s.node_shared, s.combine)
+    return red + top_allreduce(top, L, m, chunk, s) + tree_bcast(node, q, s.node_k, m, seg, s.node_shared)
 
 
 def barrier(node, top, P: int, node_size: int, s: Sched = Sched()) -> float:
