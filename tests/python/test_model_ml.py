@@ -237,3 +237,18 @@ def test_scatter_allgather_rounds_move_each_missing_block_once():
                     got[dst] += b
             kk = ml.sag_radix(k, n)
             assert got == [m - (at[v + ml._sag_subtree(v, n, kk)] - at[v]) for v in range(n)], (n, k)
+
+
+def test_scatter_allgather_per_rank_waits():
+    # a message starts when its receiver has finished the previous round too: 30 B on 3, radix 2,
+    # blocks of 10. Scatter: 0 -> 2 at 2, 0 -> 1 at 4; rank 2 (no children) starts the Bruck at 2.
+    # Round 1: 0 -> 2 and 2 -> 1 (1 starts at 4) at 6; round 2: 0 -> 1, 1 -> 2 at 8: all 8
+    assert ml.bcast_scatter_allgather(H, 3, 2, 30, True, per_rank=True) == pytest.approx([8.0] * 3, **EXACT)
+    # a message's share is the larger of its sender's and its receiver's bytes of the round: 8 B on
+    # 7, radix 3 (block 0 2 B, the others 1). Scatter: 0 -> 3 (3 B), 6 (1 B) at 1.4; 0 -> 1, 2 and
+    # 3 -> 4, 5 at 2.6. Round 1 ends at 3.8 for ranks 2, 3, 4 and 4.0 for 6. Round 2: rank 3 sends
+    # 1 B to 4 (4 receives 5 B: 3.8 + 1.5) and receives 1 B from 2 (5.3) and 1 + 3 B from 6
+    # (3 receives 5 B: 4.0 + 1.5 = 5.5)
+    assert ml.bcast_scatter_allgather(H, 7, 3, 8, True, per_rank=True)[3] == pytest.approx(5.5, **EXACT)
+    # rsag per rank: on 6 the folded even ranks 0 and 2 get the result last (20), the others at 15
+    assert ml.allreduce_rsag(H, 6, 40, 40, True, 1, per_rank=True) == pytest.approx([20, 20, 20, 20, 15, 15], **EXACT)

@@ -272,7 +272,7 @@ def sag_bruck_rounds(n: int, k: int, m: float, elem: float = 1) -> List[List[Tup
     return out
 
 
-def bcast_scatter_allgather(h, n: int, k: int, m: float, shared: bool, elem: float = 1) -> float:
+def bcast_scatter_allgather(h, n: int, k: int, m: float, shared: bool, elem: float = 1, per_rank: bool = False):
     """bcol/p2p/bcast_scatter_allgather.c (root 0): m bytes in n blocks (elements of `elem`
     bytes; the hierarchy moves bytes, elem 1), the last rank's return. Rendezvous: a send ends
     when its data is in, and a flow starts when both sides have posted.
@@ -286,9 +286,10 @@ def bcast_scatter_allgather(h, n: int, k: int, m: float, shared: bool, elem: flo
     receiver already holds from the scatter), then waits for all of them: a message starts when
     both its ends have finished the previous round and ends alpha + (the bytes its sender sends
     or its receiver receives in the round, the larger: separate directions of the link) beta
-    later; a rank's round ends with its last message (at once when it has none)."""
+    later; a rank's round ends with its last message (at once when it has none).
+    per_rank: each relative rank's return instead of the last."""
     if n <= 1 or m <= 0:
-        return 0.0
+        return [0.0] * max(n, 1) if per_rank else 0.0
     k = sag_radix(k, n)
     at = _starts(n, int(m // elem), elem)
     sub = [_sag_subtree(v, n, k) for v in range(n)]
@@ -326,13 +327,14 @@ def bcast_scatter_allgather(h, n: int, k: int, m: float, shared: bool, elem: flo
             e = max(start[a], start[b]) + _flow(h, x, max(out[a], inn[b]), shared)
             end[a], end[b] = max(end[a], e), max(end[b], e)
         start = end
-    return max(start)
+    return start if per_rank else max(start)
 
 
 RSAG_SCRATCH = 4 << 20  # bcol/p2p/allreduce_rsag.c CARACAL_RSAG_SCRATCH
 
 
-def allreduce_rsag(h, n: int, m: float, chunk: float, shared: bool, elem: float = 8, combine: float = 0.0) -> float:
+def allreduce_rsag(h, n: int, m: float, chunk: float, shared: bool, elem: float = 8, combine: float = 0.0,
+                   per_rank: bool = False):
     """bcol/p2p/allreduce_rsag.c on each chunk (all chunks at once: on a shared link a step's
     bytes times m/chunk), the last rank's return. p = 2^floor(log2 n); the first 2(n-p) ranks
     fold: each even one sends its chunk to the odd one (which combines it) and gets the result
@@ -342,9 +344,10 @@ def allreduce_rsag(h, n: int, m: float, chunk: float, shared: bool, elem: float 
     blocks halves; send the other half, receive and combine mine) and the fold-in are cut into
     pieces of at most 4 MiB, one after the other (each its alpha); the doubling steps (the
     ranges back, straight into the result) and the fold-out are whole. Combining a piece: both
-    partners wait for the slower (its larger direction)."""
+    partners wait for the slower (its larger direction). per_rank: each rank's return instead of
+    the last."""
     if n <= 1 or chunk <= 0:
-        return 0.0
+        return [0.0] * max(n, 1) if per_rank else 0.0
     count = int(chunk // elem)
     piece = max(1, min(count, RSAG_SCRATCH // int(elem))) if count else 1
     scale = m / chunk if shared else 1.0
@@ -395,7 +398,9 @@ def allreduce_rsag(h, n: int, m: float, chunk: float, shared: bool, elem: float 
             nt[q] = max(t[q], t[q ^ mask]) + cost
         t = nt
         mask >>= 1
-    return max(t[q] + (xchg(count, 0, False) if q < rem else 0.0) for q in range(p))  # fold-out
+    back = xchg(count, 0, False)  # fold-out: the result to the even rank, whole
+    ranks = [t[q] + back for q in range(rem) for _ in (0, 1)] + t[rem:]  # real ranks 2q, 2q+1, then the rest
+    return ranks if per_rank else max(ranks)
 
 
 def reduce_knomial_seg(h, n: int, k: int, m: float, chunk: float, shared: bool, segment: float,
