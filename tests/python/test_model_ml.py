@@ -108,6 +108,14 @@ def test_predict_hier_rows_are_the_schedules():
                        node_size=32, torus_dims=None, node_shared=False)
     bc = next(m for m in predict.models("bcast", p) if m.name == "hier")
     assert bc.time(64, 100) == pytest.approx(30.0, rel=1e-9)
+    # hier-sag: the leaders' scatter_allgather:2 of 2 blocks (2 x (10 + 5)), binomial node 5 x (1 + 1)
+    sag = next(m for m in predict.models("bcast", p) if m.name == "hier-sag")
+    assert sag.time(64, 100) == pytest.approx(40.0, rel=1e-9)
+    # hier-rsag, 8 B: node reduce and bcast 5 x (1 + 0.08) each, rsag on 2 leaders: one double,
+    # so block 0 holds it and block 1 is empty: the halving and the doubling each move 8 B one
+    # way, 2 x (10 + 0.8)
+    rs = next(m for m in predict.models("allreduce", p) if m.name == "hier-rsag")
+    assert rs.time(64, 8) == pytest.approx(10 * 1.08 + 2 * 10.8, rel=1e-9)
 
 
 def test_rules_give_the_schedule():
@@ -250,5 +258,9 @@ def test_scatter_allgather_per_rank_waits():
     # 1 B to 4 (4 receives 5 B: 3.8 + 1.5) and receives 1 B from 2 (5.3) and 1 + 3 B from 6
     # (3 receives 5 B: 4.0 + 1.5 = 5.5)
     assert ml.bcast_scatter_allgather(H, 7, 3, 8, True, per_rank=True)[3] == pytest.approx(5.5, **EXACT)
+    # uneven blocks (5 elements on 4: 2, 1, 1, 1): a step costs its larger direction. Halving: 3 of
+    # 5 (1.3), then 2 (ranks 0, 2: 2.5) or 1 (ranks 1, 3: 2.4); doubling: 0 <-> 2 trade blocks 0
+    # and 1 (2: 3.7), 1 <-> 3 blocks 2 and 3 (3.5); then halves of 3 and 2: 3.7 + 1.3 = 5 for all
+    assert ml.allreduce_rsag(H, 4, 5, 5, True, 1, per_rank=True) == pytest.approx([5.0] * 4, **EXACT)
     # rsag per rank: on 6 the folded even ranks 0 and 2 get the result last (20), the others at 15
     assert ml.allreduce_rsag(H, 6, 40, 40, True, 1, per_rank=True) == pytest.approx([20, 20, 20, 20, 15, 15], **EXACT)

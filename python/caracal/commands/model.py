@@ -27,7 +27,10 @@ Algorithms, with m the message (allgather: one rank's block) and P ranks:
   recursive doubling         log2 P (alpha + m beta + m combine)         allreduce (+2 steps if P not 2^j)
   ring                       2(P-1)(alpha + m/P beta) + (P-1) m/P combine  allreduce; allgather (P-1)(alpha + m beta)
   dissemination              ceil(log2 P) alpha                          barrier
-  hier                       the flat algorithm on each level, summed    bcast reduce allreduce barrier
+  hier                       Caracal's schedules as they run, knomial:2  bcast reduce allreduce barrier
+                             per level (docs/model.md)
+  hier-sag / hier-rsag       the same with scatter_allgather:2 (bcast)   bcast / allreduce
+                             or rsag (allreduce) among the leaders
   With --torus AxBx...: the source's (Solomonik, Bhatele, Demmel, SC11) torus models, d = number of dims:
   binomial-torus             log2(P) (m/Bn + 2o + L)
   rect (bcast)               m/Bn + 2(d+1)o + 3L + d P^(1/d) (2o + L)

@@ -27,6 +27,8 @@ tree itself. Computation (combining) is free, as in `caracal simulate` (smpi/sim
 from dataclasses import dataclass
 from typing import List, Tuple
 
+import numpy as np
+
 from .formulas import Hockney, rounds
 
 
@@ -240,36 +242,53 @@ def _sag_subtree(v: int, n: int, k: int) -> int:
     return min(low, n - v)
 
 
+def _bruck_arrays(n: int, k: int, m: float, elem: float = 1):
+    """Each Bruck round of bcast_scatter_allgather.c as arrays (senders, receivers, bytes), one
+    entry per message (numpy: the CLI prices tens of thousands of leaders)."""
+    k = sag_radix(k, n)
+    at = np.array(_starts(n, int(m // elem), elem), dtype=float)
+    v = np.arange(n)
+    sub = np.array([_sag_subtree(x, n, k) for x in range(n)])
+    rounds, mask = [], 1
+    while mask < n:
+        src, dst, size = [], [], []
+        for j in range(1, k):
+            d = j * mask
+            if d >= n:
+                break
+            cnt = min(mask, n - d)
+            to = (v - d) % n
+            held = np.clip(sub[to] - d, 0, cnt)
+            first, c = (v + held) % n, cnt - held
+            wrap = first + c > n  # two pieces: [first, n) and [0, first + c - n)
+            one = np.where(wrap, at[n] - at[first], at[np.minimum(first + c, n)] - at[first])
+            two = np.where(wrap, at[np.where(wrap, first + c - n, 0)] - at[0], 0.0)
+            for x in (one, two):
+                keep = (c > 0) & (x > 0)
+                src.append(v[keep]), dst.append(to[keep]), size.append(x[keep])
+        rounds.append((np.concatenate(src), np.concatenate(dst), np.concatenate(size)))
+        mask *= k
+    return rounds
+
+
 def sag_bruck_rounds(n: int, k: int, m: float, elem: float = 1) -> List[List[Tuple[int, int, float]]]:
     """The messages (sender, receiver, bytes) of each Bruck round of bcast_scatter_allgather.c
-    (relative ranks): at round i each rank v sends blocks [v, v + c) mod n, c = min(k^i, n - d),
-    to v - d (d = j k^i, j = 1..k-1, d < n), less the first blocks the receiver holds from the
-    scatter; a range that wraps past block n-1 is two messages, an empty piece none."""
-    k = sag_radix(k, n)
-    at = _starts(n, int(m // elem), elem)
-    sub = [_sag_subtree(v, n, k) for v in range(n)]
+    (relative ranks), sorted: at round i each rank v sends blocks [v, v + c) mod n,
+    c = min(k^i, n - d), to v - d (d = j k^i, j = 1..k-1, d < n), less the first blocks the
+    receiver holds from the scatter; a range that wraps past block n-1 is two messages, an empty
+    piece none."""
+    return [sorted((int(a), int(b), float(x)) for a, b, x in zip(*r)) for r in _bruck_arrays(n, k, m, elem)]
 
-    def pieces(first, cnt):  # bytes of blocks [first, first + cnt) mod n, one message per contiguous piece
-        first %= n
-        if first + cnt <= n:
-            return [at[first + cnt] - at[first]]
-        return [at[n] - at[first], at[first + cnt - n] - at[0]]
-    out, mask = [], 1
-    while mask < n:
-        msgs = []
-        for v in range(n):
-            for j in range(1, k):
-                d = j * mask
-                if d >= n:
-                    break
-                cnt = min(mask, n - d)
-                to = (v - d) % n
-                held = min(max(sub[to] - d, 0), cnt)
-                if cnt > held:
-                    msgs += [(v, to, b) for b in pieces(v + held, cnt - held) if b > 0]
-        out.append(msgs)
-        mask *= k
-    return out
+
+def _flows(h, x, load, shared: bool):
+    """_flow over arrays of flows."""
+    if hasattr(h, "regime"):
+        small = x < h.split
+        alpha = np.where(small, h.small.alpha, h.large.alpha)
+        beta = np.where(small, h.small.beta, h.large.beta)
+    else:
+        alpha, beta = h.alpha, h.beta
+    return alpha + (load if shared else x) * beta
 
 
 def bcast_scatter_allgather(h, n: int, k: int, m: float, shared: bool, elem: float = 1, per_rank: bool = False):
@@ -317,16 +336,16 @@ def bcast_scatter_allgather(h, n: int, k: int, m: float, shared: bool, elem: flo
             t = end
             mask //= k
         start[v] = t
-    for msgs in sag_bruck_rounds(n, k, m, elem):
-        out, inn = [0.0] * n, [0.0] * n
-        for a, b, x in msgs:
-            out[a] += x
-            inn[b] += x
-        end = start[:]
-        for a, b, x in msgs:
-            e = max(start[a], start[b]) + _flow(h, x, max(out[a], inn[b]), shared)
-            end[a], end[b] = max(end[a], e), max(end[b], e)
+    start = np.array(start)
+    for a, b, x in _bruck_arrays(n, k, m, elem):
+        out = np.bincount(a, weights=x, minlength=n)
+        inn = np.bincount(b, weights=x, minlength=n)
+        e = np.maximum(start[a], start[b]) + _flows(h, x, np.maximum(out[a], inn[b]), shared)
+        end = start.copy()
+        np.maximum.at(end, a, e)
+        np.maximum.at(end, b, e)
         start = end
+    start = [float(x) for x in start]
     return start if per_rank else max(start)
 
 
@@ -355,8 +374,16 @@ def allreduce_rsag(h, n: int, m: float, chunk: float, shared: bool, elem: float 
     rem = n - p
     at = _starts(p, count, 1)  # in elements
 
+    memo = {}  # (a step's cost depends only on its larger direction and slicing: p ranks share a few)
+
     def xchg(s_cnt, r_cnt, sliced):
         most = max(s_cnt, r_cnt)
+        if (most, sliced) in memo:
+            return memo[most, sliced]
+        memo[most, sliced] = _xchg(most, sliced)
+        return memo[most, sliced]
+
+    def _xchg(most, sliced):
         if most <= 0:
             return 0.0
         step = piece if sliced else most
@@ -368,36 +395,32 @@ def allreduce_rsag(h, n: int, m: float, chunk: float, shared: bool, elem: float 
             first += step
         return t
 
-    t = [xchg(count, count, True) if q < rem else 0.0 for q in range(p)]  # fold-in (odd rank 2q+1)
-    lo, hi = [0] * p, [p] * p
+    def cost(s_cnt, r_cnt, sliced):  # xchg over arrays (numpy: the CLI prices tens of thousands of leaders)
+        most = np.maximum(s_cnt, r_cnt)
+        vals, inv = np.unique(most, return_inverse=True)
+        return np.array([xchg(int(x), 0, sliced) for x in vals])[inv.reshape(-1)]
+    at = np.array(at)
+    q = np.arange(p)
+    t = np.where(q < rem, xchg(count, count, True), 0.0)  # fold-in (newrank q < rem: odd rank 2q+1)
+    lo, hi = np.zeros(p, dtype=np.int64), np.full(p, p, dtype=np.int64)
     mask = 1
-    while mask < p:  # recursive halving
-        nt = t[:]
-        for q in range(p):
-            mid = lo[q] + (hi[q] - lo[q]) // 2
-            if q & mask:
-                cost = xchg(at[mid] - at[lo[q]], at[hi[q]] - at[mid], True)
-                lo[q] = mid
-            else:
-                cost = xchg(at[hi[q]] - at[mid], at[mid] - at[lo[q]], True)
-                hi[q] = mid
-            nt[q] = max(t[q], t[q ^ mask]) + cost
-        t = nt
+    while mask < p:  # recursive halving: both partners hold [lo, hi); the upper (bit set) keeps its upper half
+        mid = lo + (hi - lo) // 2
+        up = (q & mask) != 0
+        c = cost(np.where(up, at[mid] - at[lo], at[hi] - at[mid]), np.where(up, at[hi] - at[mid], at[mid] - at[lo]), True)
+        lo, hi = np.where(up, mid, lo), np.where(up, hi, mid)
+        t = np.maximum(t, t[q ^ mask]) + c
         mask <<= 1
     mask = p >> 1
-    while mask >= 1:  # recursive doubling
-        nt = t[:]
-        for q in range(p):
-            size = hi[q] - lo[q]
-            if q & mask:
-                cost = xchg(at[hi[q]] - at[lo[q]], at[lo[q]] - at[lo[q] - size], False)
-                lo[q] -= size
-            else:
-                cost = xchg(at[hi[q]] - at[lo[q]], at[hi[q] + size] - at[hi[q]], False)
-                hi[q] += size
-            nt[q] = max(t[q], t[q ^ mask]) + cost
-        t = nt
+    while mask >= 1:  # recursive doubling: the partner holds the range beside mine, of my range's size
+        size = hi - lo
+        up = (q & mask) != 0
+        other = np.where(up, at[lo] - at[np.maximum(lo - size, 0)], at[np.minimum(hi + size, p)] - at[hi])
+        c = cost(at[hi] - at[lo], other, False)
+        lo, hi = np.where(up, lo - size, lo), np.where(up, hi, hi + size)
+        t = np.maximum(t, t[q ^ mask]) + c
         mask >>= 1
+    t = [float(x) for x in t]
     back = xchg(count, 0, False)  # fold-out: the result to the even rank, whole
     ranks = [t[q] + back for q in range(rem) for _ in (0, 1)] + t[rem:]  # real ranks 2q, 2q+1, then the rest
     return ranks if per_rank else max(ranks)

@@ -5,7 +5,7 @@ given, else ``shm``); Caracal's hierarchical schedules use ``shm`` inside a node
 ``node_size`` ranks and ``net`` between nodes; the source's torus models use the top
 level's LogGP parameters and need a torus (its dimension count d).
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Dict, List, Optional
 
 from . import formulas as F, ml
@@ -38,12 +38,16 @@ def models(coll: str, p: Params) -> List[Model]:
     hier = f"hierarchical (node {p.node_size})"
     # Caracal's schedules as they run (ml.py): chunks in flight at once, concurrent sends
     sched = ml.Sched(node_shared=p.node_shared, combine=c.combine_us_per_byte())
+    sag = replace(sched, top_bcast="scatter_allgather")
+    rsag = replace(sched, top_allreduce="rsag")
     out: List[Model] = []
     if coll == "bcast":
         out += [Model("binomial", "flat binomial tree (knomial:2)", lambda P, m: F.bcast_knomial(top, P, m, 2)),
                 Model(f"{k}-nomial", f"flat {k}-nomial tree (knomial:{k})", lambda P, m: F.bcast_knomial(top, P, m, k)),
                 Model("hier", hier + ": knomial:2 per level, chunks and segments in flight at once",
-                      lambda P, m: ml.bcast(node, top, P, m, p.node_size, sched))]
+                      lambda P, m: ml.bcast(node, top, P, m, p.node_size, sched)),
+                Model("hier-sag", hier + ": leaders scatter_allgather:2 (no chunks), node knomial:2",
+                      lambda P, m: ml.bcast(node, top, P, m, p.node_size, sag))]
         if p.torus_dims:
             d = p.torus_dims
             out += [Model("binomial-torus", "source's binomial multicast (LogGP)",
@@ -65,7 +69,9 @@ def models(coll: str, p: Params) -> List[Model]:
         out += [Model("recdbl", "recursive doubling", lambda P, m: F.allreduce_recdbl(top, c, P, m)),
                 Model("ring", "ring: reduce-scatter + allgather", lambda P, m: F.allreduce_ring(top, c, P, m)),
                 Model("hier", hier + ": node reduce, leaders recdbl|ring, node bcast, chunks in flight at once",
-                      lambda P, m: ml.allreduce(node, top, P, m, p.node_size, sched))]
+                      lambda P, m: ml.allreduce(node, top, P, m, p.node_size, sched)),
+                Model("hier-rsag", hier + ": node reduce, leaders rsag (Rabenseifner), node bcast, chunks in flight at once",
+                      lambda P, m: ml.allreduce(node, top, P, m, p.node_size, rsag))]
         if p.torus_dims:
             d = p.torus_dims
             out += [Model("rect", f"rectangular reduce + multicast, d={d} (LogGP)",
