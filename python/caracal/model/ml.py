@@ -440,7 +440,9 @@ def reduce_knomial_seg(h, n: int, k: int, m: float, chunk: float, shared: bool, 
     if n <= 1 or chunk <= 0:
         return 0.0
     count = int(chunk // elem)
-    segc = max(1, min(count, int(segment // elem))) if segment > 0 else max(count, 1)
+    if count <= 0:  # no element: nothing is sent
+        return 0.0
+    segc = max(1, min(count, int(segment // elem))) if segment > 0 else count
     nseg = -(-count // segc)
     w = max(1, min(window, nseg))
     seg = [min(segc, count - s * segc) * elem for s in range(nseg)]
