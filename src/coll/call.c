@@ -463,16 +463,23 @@ void caracal_before_native_collective(void)
         caracal_progress_drain();
 }
 
+/* Under MPI_THREAD_MULTIPLE a thread drains the requests it started, not the process's:
+ * the others' threads complete theirs in their own waits, and waiting for them ties this
+ * thread's communicator to theirs, which MPI does not. threads_profile_np4 hung so (1 run in
+ * 37 under load): rank A's thread 3, before a native MPI_Reduce on its communicator C3, waited
+ * for thread 0's allgather on C0; rank C's thread 0, before its MPI_Reduce on C0 (which A had
+ * left, the reduce letting a rank out before its peers come in), waited for thread 3's
+ * allgather on C3, which needs A's thread 3 (tests/c/test_threads_drain.c builds that cycle). */
 void caracal_progress_drain(void)
 {
     unsigned spins = 0;
     unsigned long seen = caracal_progress_ticks;
-    while (caracal_active_requests) {
+    while (caracal_progress_own_in_flight()) {
         caracal_progress();
         if (caracal_progress_ticks != seen)
             spins = 0;
         seen = caracal_progress_ticks;
-        if (caracal_active_requests)
+        if (caracal_progress_own_in_flight())
             caracal_backoff(&spins);
     }
 }

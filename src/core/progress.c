@@ -26,6 +26,7 @@ typedef struct caracal_request {
     int refs;                  /* a nonblocking one's: the engine's and the library's (free_fn) */
     int keep;                  /* the task outlives the request (persistent: rewound, started again) */
     int waited;                /* a blocking collective: the record is its waiter's (on its stack) */
+    unsigned long owner;       /* the thread that started it (its serial: caracal_progress_own_in_flight) */
     struct caracal_request *next;
 } caracal_request;
 
@@ -33,6 +34,18 @@ typedef struct caracal_request {
  * that finds another one stepping does not wait for it: that one advances every request. */
 static caracal_request *active;
 static pthread_mutex_t engine = PTHREAD_MUTEX_INITIALIZER;
+
+/* A thread's serial (1, 2, ...; 0 = not taken yet): the owner of the requests it starts.
+ * Not pthread_self(): a thread that exits with a request in flight could hand its id to a
+ * new thread (harmless, but a serial is never reused). */
+static unsigned long thread_serials;
+static __thread unsigned long thread_serial;
+static unsigned long my_serial(void)
+{
+    if (!thread_serial)
+        thread_serial = (unsigned long)caracal_add_long((long *)&thread_serials, 1);
+    return thread_serial;
+}
 
 void caracal_task_init(caracal_task *t, const char *name, int (*progress)(caracal_task *),
                        void (*destroy)(caracal_task *))
@@ -136,6 +149,7 @@ static caracal_request *add(caracal_request *r, caracal_task *t, void (*on_done)
     r->arg = arg;
     r->keep = keep;
     r->waited = waited;
+    r->owner = caracal_threaded ? my_serial() : 0;
     caracal_lock(&engine);
     r->next = active;
     active = r;
@@ -193,6 +207,22 @@ int caracal_progress(void)
         caracal_progress_tick();
     caracal_unlock(&engine);
     return completed;
+}
+
+int caracal_progress_own_in_flight(void)
+{
+    if (!caracal_threaded)
+        return caracal_active_requests != 0;
+    if (!caracal_active_requests)
+        return 0;
+    unsigned long me = my_serial();
+    int mine = 0;
+    /* (the lock, not a trylock: its holder only steps tasks, it never waits) */
+    pthread_mutex_lock(&engine);
+    for (caracal_request *r = active; r && !mine; r = r->next)
+        mine = r->owner == me && !r->waited;
+    pthread_mutex_unlock(&engine);
+    return mine;
 }
 
 int caracal_request_start(caracal_task *t, MPI_Comm comm, MPI_Request *request, void (*on_done)(void *), void *arg)

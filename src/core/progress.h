@@ -74,6 +74,11 @@ int caracal_request_launch(caracal_task *t, int keep, void (*on_done)(void *), v
 int caracal_request_run(caracal_task *t, void (*on_done)(void *), void *arg);
 /** Advance every active request once; returns how many completed. */
 int caracal_progress(void);
+/** Whether a request this thread started is in flight (a nonblocking or persistent
+ *  collective; single-threaded: any request). What a drain before a native blocking call
+ *  waits for (coll/call.c caracal_progress_drain): under MPI_THREAD_MULTIPLE the other
+ *  threads' requests are theirs to complete, and waiting for them too deadlocks (see there). */
+int caracal_progress_own_in_flight(void);
 /** Back off politely while waiting: spin, then yield (call with a growing counter). */
 void caracal_backoff(unsigned *spins);
 

@@ -6,7 +6,8 @@
  * communicator shares is guarded here, each piece on its own: the progress engine's list of
  * requests (a mutex held only while stepping tasks, never while waiting: core/progress.c),
  * the scratch cache (coll/steps.c), the profiler's tables (src/prof), reference counts and
- * counters (atomics). Settings and every value derived from them are read in MPI_Init, before
+ * counters (atomics). A drain before a native blocking call waits only for the requests its
+ * own thread started (coll/call.c caracal_progress_drain: waiting for the others' deadlocks). Settings and every value derived from them are read in MPI_Init, before
  * any thread can call a collective. Per-thread: the wait hint, the backoff clock, the
  * last-operator memo of the combine loops and the shm fast path's rule memo.
  *

@@ -84,3 +84,13 @@ foreach(mode 0 3)
   caracal_mpi_test(NAME native_persist_shell_${mode}_np2 NP 2 COMMAND $<TARGET_FILE:native_persist_shell> 4 300 ${mode})
 endforeach()
 caracal_mpi_test(NAME threads_persist_default_np2 NP 2 COMMAND $<TARGET_FILE:test_threads_persist> any 4 ${_thr_iters} PRELOAD)
+
+# A native blocking collective under threads drains only its own thread's Caracal collectives
+# (tests/c/test_threads_drain.c): two threads per rank whose native bcast and Caracal
+# Iallreduce on two communicators form a cycle through any drain that waits for the whole
+# process (threads_profile_np4 hung so once in 37 runs under load); a watchdog turns it into
+# a failure. Exactly the allreduces must have run Caracal's (the bcast native).
+add_executable(test_threads_drain test_threads_drain.c)
+target_link_libraries(test_threads_drain PRIVATE pthread dl)
+caracal_mpi_test(NAME threads_drain_np2 NP 2 COMMAND $<TARGET_FILE:test_threads_drain> 5 PRELOAD
+                 ENV CARACAL_BCAST=native CARACAL_ALLREDUCE=recdbl)
