@@ -42,8 +42,13 @@ typedef struct {
     const char *name;        /* as written in rules */
     caracal_coll_start_fn start; /* NULL: a level primitive only (usable in `node/`, `top/` rules) */
     const char *scope;       /* "comm" (a schedule), "level" (a primitive), "comm+level" */
+    int flags;               /* CARACAL_ALG_* below */
     const char *desc;        /* one line */
 } caracal_alg_info;
+
+/* Flags of a row. WHOLE: a level running this primitive keeps a hierarchical bcast's, reduce's
+ * or allreduce's message whole: no chunks pipelined across the levels (caracal_ml_nchunks). */
+#define CARACAL_ALG_WHOLE 1
 
 extern const caracal_alg_info caracal_algs[];
 extern const int caracal_nalgs;
