@@ -9,7 +9,7 @@
 #include "coll/starts.h"
 
 const caracal_alg_info caracal_algs[] = {
-#define CARACAL_ALG(fam, name, start, scope, desc) {CARACAL_##fam, name, start, scope, desc},
+#define CARACAL_ALG(fam, name, start, scope, flags, desc) {CARACAL_##fam, name, start, scope, flags, desc},
 #include "coll/algorithms.def"
 #undef CARACAL_ALG
 };

@@ -181,7 +181,7 @@ int caracal_coll_call_plan(const caracal_coll_call *call, MPI_Comm comm, int blo
         if (keep) {
             int v = call->coll == CARACAL_ALLGATHERV || call->coll == CARACAL_REDUCE_SCATTER;
             caracal_native_memo_keep(call->coll, comm, call->scount, call->sdt,
-                                     v ? caracal_counts_total(call->rcounts, n) : call->rcount, call->rdt, call->root,
+                                     v ? caracal_counts_total(call->rcounts, n) : call->rcount, call->rdt,
                                      caracal_native_memo_places(call->sbuf, call->rbuf), v ? n : 0);
         }
         return 0;

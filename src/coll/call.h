@@ -42,8 +42,13 @@ typedef struct {
     const char *name;        /* as written in rules */
     caracal_coll_start_fn start; /* NULL: a level primitive only (usable in `node/`, `top/` rules) */
     const char *scope;       /* "comm" (a schedule), "level" (a primitive), "comm+level" */
+    int flags;               /* CARACAL_ALG_* below */
     const char *desc;        /* one line */
 } caracal_alg_info;
+
+/* Flags of a row. WHOLE: a level running this primitive keeps a hierarchical bcast's, reduce's
+ * or allreduce's message whole: no chunks pipelined across the levels (caracal_ml_nchunks). */
+#define CARACAL_ALG_WHOLE 1
 
 extern const caracal_alg_info caracal_algs[];
 extern const int caracal_nalgs;
@@ -93,7 +98,7 @@ static inline int caracal_coll_call_memo(const caracal_coll_call *c, MPI_Comm co
         if (!n || (rcount = caracal_counts_total(c->rcounts, n)) < 0)
             return 0;
     }
-    return caracal_native_memo_hit(c->coll, comm, c->scount, c->sdt, rcount, c->rdt, c->root,
+    return caracal_native_memo_hit(c->coll, comm, c->scount, c->sdt, rcount, c->rdt,
                                    caracal_native_memo_places(c->sbuf, c->rbuf));
 }
 /** What a blocking entry point does before anything else (its arguments as they go into its
@@ -109,7 +114,7 @@ caracal_coll_call_shortcut(caracal_coll coll, MPI_Comm comm, int scount, MPI_Dat
                            MPI_Datatype rdt, int root, const void *sbuf, const void *rbuf, MPI_Op op)
 {
     int places = caracal_native_memo_places(sbuf, rbuf);
-    if (caracal_native_memo_hit(coll, comm, scount, sdt, rcount, rdt, root, places))
+    if (caracal_native_memo_hit(coll, comm, scount, sdt, rcount, rdt, places))
         return CARACAL_CALL_NATIVE;
     if (caracal_empty_memo_hit(coll, comm, scount, sdt, rcount, rdt, root, places, op))
         return CARACAL_CALL_DONE;

@@ -91,15 +91,15 @@ static int applies(caracal_coll c, int blocking, MPI_Comm comm, int count, MPI_D
     if (caracal_coll_applies(c, blocking, comm, (size_t)count * (size_t)typesize, root, op, choice, h, &keep))
         return 1;
     if (keep) /* the byte count is count x the datatype's size on every rank, root or not */
-        caracal_native_memo_keep(c, comm, count, dt, 0, MPI_DATATYPE_NULL, root, 0, 0);
+        caracal_native_memo_keep(c, comm, count, dt, 0, MPI_DATATYPE_NULL, 0, 0);
     return 0;
 }
 
 /* A repeat of the family's last native call (coll/native_memo.h): the four families whose
  * byte count is count x the datatype's size. */
-static inline int memo_native(caracal_coll c, MPI_Comm comm, int count, MPI_Datatype dt, int root)
+static inline int memo_native(caracal_coll c, MPI_Comm comm, int count, MPI_Datatype dt)
 {
-    return caracal_native_memo_hit(c, comm, count, dt, 0, MPI_DATATYPE_NULL, root, 0);
+    return caracal_native_memo_hit(c, comm, count, dt, 0, MPI_DATATYPE_NULL, 0);
 }
 
 /* An empty call of the three families below (count 0): done on this rank without the library
@@ -370,19 +370,19 @@ static int barrier(MPI_Comm comm, MPI_Request *request)
 /* past the shortcut of caracal_impl_MPI_Barrier (kept apart so that it saves no registers) */
 __attribute__((noinline)) static int barrier_blocking(MPI_Comm comm)
 {
-    if (memo_native(CARACAL_BARRIER, comm, 0, MPI_BYTE, MPI_PROC_NULL))
+    if (memo_native(CARACAL_BARRIER, comm, 0, MPI_BYTE))
         CARACAL_NATIVE_BLOCKING(PMPI_Barrier(comm), PMPI_Ibarrier(comm, &native_req));
     return barrier(comm, NULL);
 }
 int caracal_impl_MPI_Barrier(MPI_Comm comm)
 {
-    if (memo_native(CARACAL_BARRIER, comm, 0, MPI_BYTE, MPI_PROC_NULL) && caracal_native_plain())
+    if (memo_native(CARACAL_BARRIER, comm, 0, MPI_BYTE) && caracal_native_plain())
         return PMPI_Barrier(comm);
     return barrier_blocking(comm);
 }
 int caracal_impl_MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
-    if (memo_native(CARACAL_BARRIER, comm, 0, MPI_BYTE, MPI_PROC_NULL))
+    if (memo_native(CARACAL_BARRIER, comm, 0, MPI_BYTE))
         return PMPI_Ibarrier(comm, request);
     return barrier(comm, request);
 }
@@ -411,7 +411,7 @@ __attribute__((noinline)) static int bcast_blocking(void *buffer, int count, MPI
 {
     if (count == 0 && empty_check(CARACAL_BCAST, comm, buffer, buffer, datatype, MPI_OP_NULL, root))
         return MPI_SUCCESS;
-    if (count == 0 || memo_native(CARACAL_BCAST, comm, count, datatype, root))
+    if (count == 0 || memo_native(CARACAL_BCAST, comm, count, datatype))
         CARACAL_NATIVE_BLOCKING(PMPI_Bcast(buffer, count, datatype, root, comm),
                                 PMPI_Ibcast(buffer, count, datatype, root, comm, &native_req));
     return bcast(buffer, count, datatype, root, comm, NULL);
@@ -420,14 +420,14 @@ int caracal_impl_MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int r
 {
     if (count == 0 ? caracal_empty_memo_hit(CARACAL_BCAST, comm, 0, datatype, 0, MPI_DATATYPE_NULL, root, caracal_native_memo_places(buffer, buffer), MPI_OP_NULL) : 0)
         return MPI_SUCCESS; /* a repeated empty call: nothing to move on any rank */
-    if (count != 0 && memo_native(CARACAL_BCAST, comm, count, datatype, root) && caracal_native_plain())
+    if (count != 0 && memo_native(CARACAL_BCAST, comm, count, datatype) && caracal_native_plain())
         return PMPI_Bcast(buffer, count, datatype, root, comm);
     return bcast_blocking(buffer, count, datatype, root, comm);
 }
 int caracal_impl_MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
                             MPI_Request *request)
 {
-    if (memo_native(CARACAL_BCAST, comm, count, datatype, root))
+    if (memo_native(CARACAL_BCAST, comm, count, datatype))
         return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
     return bcast(buffer, count, datatype, root, comm, request);
 }
@@ -460,7 +460,7 @@ __attribute__((noinline)) static int reduce_blocking(const void *sendbuf, void *
 {
     if (count == 0 && empty_check(CARACAL_REDUCE, comm, sendbuf, recvbuf, datatype, op, root))
         return MPI_SUCCESS;
-    if (count == 0 || memo_native(CARACAL_REDUCE, comm, count, datatype, root))
+    if (count == 0 || memo_native(CARACAL_REDUCE, comm, count, datatype))
         CARACAL_NATIVE_BLOCKING(PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm),
                                 PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, &native_req));
     return reduce(sendbuf, recvbuf, count, datatype, op, root, comm, NULL);
@@ -470,14 +470,14 @@ int caracal_impl_MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_D
 {
     if (count == 0 ? caracal_empty_memo_hit(CARACAL_REDUCE, comm, 0, datatype, 0, MPI_DATATYPE_NULL, root, caracal_native_memo_places(sendbuf, recvbuf), op) : 0)
         return MPI_SUCCESS; /* a repeated empty call: nothing to move on any rank */
-    if (count != 0 && memo_native(CARACAL_REDUCE, comm, count, datatype, root) && caracal_native_plain())
+    if (count != 0 && memo_native(CARACAL_REDUCE, comm, count, datatype) && caracal_native_plain())
         return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
     return reduce_blocking(sendbuf, recvbuf, count, datatype, op, root, comm);
 }
 int caracal_impl_MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                              int root, MPI_Comm comm, MPI_Request *request)
 {
-    if (memo_native(CARACAL_REDUCE, comm, count, datatype, root))
+    if (memo_native(CARACAL_REDUCE, comm, count, datatype))
         return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
     return reduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 }
@@ -510,7 +510,7 @@ __attribute__((noinline)) static int allreduce_blocking(const void *sendbuf, voi
 {
     if (count == 0 && empty_check(CARACAL_ALLREDUCE, comm, sendbuf, recvbuf, datatype, op, MPI_PROC_NULL))
         return MPI_SUCCESS;
-    if (count == 0 || memo_native(CARACAL_ALLREDUCE, comm, count, datatype, MPI_PROC_NULL))
+    if (count == 0 || memo_native(CARACAL_ALLREDUCE, comm, count, datatype))
         CARACAL_NATIVE_BLOCKING(PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm),
                                 PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, &native_req));
     return allreduce(sendbuf, recvbuf, count, datatype, op, comm, NULL);
@@ -520,14 +520,14 @@ int caracal_impl_MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MP
 {
     if (count == 0 ? caracal_empty_memo_hit(CARACAL_ALLREDUCE, comm, 0, datatype, 0, MPI_DATATYPE_NULL, MPI_PROC_NULL, caracal_native_memo_places(sendbuf, recvbuf), op) : 0)
         return MPI_SUCCESS; /* a repeated empty call: nothing to move on any rank */
-    if (count != 0 && memo_native(CARACAL_ALLREDUCE, comm, count, datatype, MPI_PROC_NULL) && caracal_native_plain())
+    if (count != 0 && memo_native(CARACAL_ALLREDUCE, comm, count, datatype) && caracal_native_plain())
         return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
     return allreduce_blocking(sendbuf, recvbuf, count, datatype, op, comm);
 }
 int caracal_impl_MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                                 MPI_Comm comm, MPI_Request *request)
 {
-    if (memo_native(CARACAL_ALLREDUCE, comm, count, datatype, MPI_PROC_NULL))
+    if (memo_native(CARACAL_ALLREDUCE, comm, count, datatype))
         return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
     return allreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
 }

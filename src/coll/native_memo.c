@@ -5,7 +5,7 @@ __thread caracal_native_memo caracal_native_memo_[CARACAL_NCOLL] __attribute__((
 __thread caracal_empty_memo caracal_empty_memo_[CARACAL_NCOLL] __attribute__((tls_model("initial-exec")));
 
 void caracal_native_memo_keep(caracal_coll c, MPI_Comm comm, int scount, MPI_Datatype sdt, int rcount,
-                              MPI_Datatype rdt, int root, int places, int n)
+                              MPI_Datatype rdt, int places, int n)
 {
     if (CARACAL_MPI_SMPI || ((c == CARACAL_ALLGATHERV || c == CARACAL_REDUCE_SCATTER) && (n <= 0 || rcount < 0)))
         return;
@@ -15,7 +15,6 @@ void caracal_native_memo_keep(caracal_coll c, MPI_Comm comm, int scount, MPI_Dat
     m->rdt = rdt;
     m->scount = scount;
     m->rcount = rcount;
-    m->root = root;
     m->places = places;
     m->n = n;
     m->generation = caracal_native_memo_generation();

@@ -39,7 +39,7 @@
 typedef struct {
     MPI_Comm comm;
     MPI_Datatype sdt, rdt;
-    int scount, rcount, root, places;
+    int scount, rcount, root, places; /* root: the empty memo's only (the native memo ignores it) */
     int n; /* allgatherv, reduce_scatter: the communicator's size (rcount: the counts' total) */
     unsigned long generation; /* 0: nothing kept */
 } caracal_native_memo;
@@ -65,11 +65,10 @@ __attribute__((always_inline)) static inline int caracal_native_memo_places(cons
 }
 
 /** Whether this call repeats the family's last native one (it then goes to the library),
- *  whatever its root (`root` is not compared: see above). */
+ *  whatever its root (not an argument: see above). */
 __attribute__((always_inline)) static inline int caracal_native_memo_hit(caracal_coll c, MPI_Comm comm, int scount, MPI_Datatype sdt, int rcount,
-                                          MPI_Datatype rdt, int root, int places)
+                                          MPI_Datatype rdt, int places)
 {
-    (void)root;
     if (CARACAL_MPI_SMPI)
         return 0;
     const caracal_native_memo *m = &caracal_native_memo_[c];
@@ -123,11 +122,11 @@ __attribute__((always_inline)) static inline int caracal_empty_memo_hit(caracal_
 void caracal_empty_memo_keep(caracal_coll c, MPI_Comm comm, int scount, MPI_Datatype sdt, int rcount,
                              MPI_Datatype rdt, int root, int places, MPI_Op op, int n);
 
-/** Keep this call's native decision (the caller checked that it may be kept). `n`: the
- *  communicator's size for allgatherv and reduce_scatter, whose rcount is then the total of
- *  their recvcounts (caracal_counts_total); 0 for the other families. */
+/** Keep this call's native decision (the caller checked that it may be kept), whatever its
+ *  root. `n`: the communicator's size for allgatherv and reduce_scatter, whose rcount is then
+ *  the total of their recvcounts (caracal_counts_total); 0 for the other families. */
 void caracal_native_memo_keep(caracal_coll c, MPI_Comm comm, int scount, MPI_Datatype sdt, int rcount,
-                              MPI_Datatype rdt, int root, int places, int n);
+                              MPI_Datatype rdt, int places, int n);
 
 /** The total of n counts as a memo's rcount: -1 when there is none to keep (no array, a
  *  negative count, which the library reports, or a total past INT_MAX). The counts are added

@@ -18,7 +18,7 @@ caracal_task *caracal_ml_allreduce(const caracal_ml_args *a, const void *src, vo
         caracal_sched_add(s, caracal_p2p_allreduce_recdbl(src, dst, count, dt, op, h->dup, a->tag));
         return &s->task;
     }
-    int nchunks = caracal_ml_nchunks(h, count, dt), top = h->nlevels - 1;
+    int nchunks = caracal_ml_nchunks(a, count, dt), top = h->nlevels - 1;
     MPI_Aint lb, extent;
     PMPI_Type_get_extent(dt, &lb, &extent);
     for (int c = 0; c < nchunks; c++) {

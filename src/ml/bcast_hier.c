@@ -78,15 +78,7 @@ static void chunks(const caracal_ml_args *a, caracal_schedule *s, char *buf, int
 {
     caracal_hier *h = a->h;
     int sequential = !strcmp(a->choice->top.alg, "sequential");
-    int nchunks = caracal_ml_nchunks(h, count, dt);
-    /* No chunks where a level runs scatter + allgather: its chunks would be concurrent rounds
-     * of small blocks sharing every link, all ending with the whole message (SimGrid, 256
-     * ranks round-robin, 4 MiB: 954 us in 12 chunks, 869 in one; one after another, 1,693:
-     * each chunk pays the rounds' latencies). Decided from the levels' largest groups and the
-     * bytes, the same on every rank. */
-    for (int l = 0; l < h->nlevels && nchunks > 1; l++)
-        if (!strcmp(caracal_select_level(a->choice, h->level[l].kind, h->level[l].maxgroup).alg, "scatter_allgather"))
-            nchunks = 1;
+    int nchunks = caracal_ml_nchunks(a, count, dt); /* none where a level keeps the message whole */
     MPI_Aint lb, extent;
     PMPI_Type_get_extent(dt, &lb, &extent);
     for (int c = 0; c < nchunks; c++) {

@@ -15,8 +15,11 @@ caracal_task *caracal_ml_level_fanin(const caracal_ml_args *a, int l, int tag);
 caracal_task *caracal_ml_level_fanout(const caracal_ml_args *a, int l, int tag);
 caracal_task *caracal_ml_level_barrier(const caracal_ml_args *a, int l, int tag);
 
-/** Pipelining across levels: how many chunks to cut `count` elements into (1 = none). */
-int caracal_ml_nchunks(const caracal_hier *h, int count, MPI_Datatype dt);
+/** Pipelining across levels: how many chunks to cut `count` elements into (1 = none): none
+ *  up to CARACAL_PIPELINE_SIZE bytes, on one level, or where a level's primitive keeps the
+ *  message whole (CARACAL_ALG_WHOLE, coll/algorithms.def); at most 12. CARACAL_LOG=algo says
+ *  which ("pipeline: ..."), where more than one chunk was considered. */
+int caracal_ml_nchunks(const caracal_ml_args *a, int count, MPI_Datatype dt);
 /** First element of chunk c of n. */
 int caracal_ml_chunk_start(int count, int n, int c);
 

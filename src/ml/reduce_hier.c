@@ -32,7 +32,7 @@ caracal_task *caracal_ml_reduce(const caracal_ml_args *a, const void *src, void 
         acc_buf = caracal_type_alloc(count, dt, &base);
         caracal_sched_keep(s, base);
     }
-    int nchunks = caracal_ml_nchunks(h, count, dt);
+    int nchunks = caracal_ml_nchunks(a, count, dt);
     MPI_Aint lb, extent;
     PMPI_Type_get_extent(dt, &lb, &extent);
     for (int c = 0; c < nchunks; c++) {

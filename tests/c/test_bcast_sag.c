@@ -16,13 +16,14 @@
  *  - that Caracal ran each call (caracal_coll_count) and, with LEADERS_FORM sag and at least
  *    one byte per leader, that the most off-node peers of any rank (caracal_peers) are the
  *    algorithm's over the L leaders: the distinct +-j*K^i mod L, 1 <= j < K, j*K^i < L (its
- *    Bruck partners; the scatter's parent and children are among them), computed here from
- *    that definition. */
+ *    Bruck partners; the scatter's parent and children are among them), computed from that
+ *    definition (radix_peers.h, shared with test_radix.c). */
 #include <caracal.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "radix_peers.h"
 
 static int rank, size, node_size, L, K, sag_leaders, failures;
 
@@ -35,22 +36,6 @@ static int rank, size, node_size, L, K, sag_leaders, failures;
     } while (0)
 
 static int node_of(int r) { return r / node_size; }
-
-/* distinct +-j*k^i mod n, 1 <= j < k, j*k^i < n */
-static int bruck_peers(int n, int k)
-{
-    int seen[256], m = 0;
-    for (long d = 1; d < n; d *= k)
-        for (long j = 1; j < k && j * d < n; j++)
-            for (int s = 0; s < 2; s++) {
-                int p = (int)(s ? n - j * d : j * d), dup = 0;
-                for (int q = 0; q < m; q++)
-                    dup |= seen[q] == p;
-                if (!dup && m < 256)
-                    seen[m++] = p;
-            }
-    return m;
-}
 
 static long before;
 static void start(void)
@@ -68,9 +53,9 @@ static void finish(const char *what, long bytes)
     for (int i = 0; i < n && i < 4096; i++)
         off += node_of(peers[i]) != node_of(rank);
     PMPI_Allreduce(&off, &most, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (sag_leaders && bytes >= L && most != bruck_peers(L, K))
+    if (sag_leaders && bytes >= L && most != radix_peers(L, K))
         FAIL("%s: most off-node peers %d, expected %d (scatter + allgather of radix %d over %d leaders)", what, most,
-             bruck_peers(L, K), K, L);
+             radix_peers(L, K), K, L);
 }
 
 static int val(int root, long i) { return (int)((root * 1000003L + i * 7919L) % 2147483629L) - 1000000; }

@@ -11,8 +11,8 @@
  *    a) gives rank 0's values (recmul hands it to the rank-ordered recursive doubling);
  *  - that the radix-k algorithms ran: Caracal ran each call (caracal_coll_count), and the most
  *    off-node peers of any rank (caracal_peers) are those of the radix-k schedule over the L
- *    top-level leaders, computed here from its definition (dissemination: the distinct
- *    +-j*K^i mod L, j < K, j*K^i < L; recursive multiplying: (K-1) per full round, r-1 in the
+ *    top-level leaders, computed from its definition (dissemination: the distinct
+ *    +-j*K^i mod L, j < K, j*K^i < L, radix_peers.h; recursive multiplying: (K-1) per full round, r-1 in the
  *    last, +1 for a fold);
  *  - barrier: no rank leaves before every rank has entered. One rank at a time is late (it
  *    sleeps 0.2 s before it enters); every rank sends each other rank a token before it enters,
@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "radix_peers.h"
 
 static int rank, size, node_size, K, L, failures;
 
@@ -39,22 +40,6 @@ static int rank, size, node_size, K, L, failures;
     } while (0)
 
 static int node_of(int r) { return r / node_size; }
-
-/* distinct +-j*k^i (mod n), 1 <= j < k, j*k^i < n: rank 0's peers in a radix-k dissemination */
-static int dissemination_peers(int k, int n)
-{
-    int seen[256], m = 0;
-    for (long d = 1; d < n; d *= k)
-        for (long j = 1; j < k && j * d < n; j++)
-            for (int s = 0; s < 2; s++) {
-                int p = (int)(s ? n - j * d : j * d), dup = 0;
-                for (int q = 0; q < m; q++)
-                    dup |= seen[q] == p;
-                if (!dup && m < 256)
-                    seen[m++] = p;
-            }
-    return m;
-}
 
 /* recursive multiplying over n, every rank's partners listed from the schedule's definition:
  * p = k^m * r <= n (m as large as possible, then r); the first 2(n-p) ranks pair up (even
@@ -209,7 +194,7 @@ static void barrier_cases(void)
 {
     start();
     MPI_Barrier(MPI_COMM_WORLD);
-    finish("barrier", dissemination_peers(K, L));
+    finish("barrier", radix_peers(L, K));
     for (int late = 0; late < size; late++) {
         int token = rank, got;
         MPI_Request *sreq = malloc(sizeof *sreq * size);

@@ -1,10 +1,12 @@
 /* Recursive-doubling allreduce, rank-ordered so any operator is correct: a group of n
- * ranks folds the first 2*(n - p) ranks pairwise into p = 2^floor(log2 n); at every
- * step the partner's block of ranks is adjacent to ours and the lower block goes first. */
+ * ranks folds the first 2*(n - p) ranks pairwise into p = 2^floor(log2 n) (allreduce_fold.h,
+ * whole messages); at every step the partner's block of ranks is adjacent to ours and the
+ * lower block goes first. */
 /* MPICH declares array sizes on MPI_Testall; MPI_STATUSES_IGNORE trips GCC's check */
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
 #include "core/peers.h"
 #include "bcol/bcol.h"
+#include "bcol/p2p/allreduce_fold.h"
 #include "combine.h"
 #include "dtype.h"
 #include <stdlib.h>
@@ -12,8 +14,9 @@
 
 typedef struct {
     caracal_task task;
+    caracal_fold fold; /* the first 2*(n - pof2) ranks pairwise into pof2, whole messages */
     void *dst, *acc, *other;
-    int count, me, n, pof2, rem, newrank, mask;
+    int count, pof2, mask;
     MPI_Datatype dt;
     MPI_Op op;
     MPI_Comm comm;
@@ -22,9 +25,7 @@ typedef struct {
     MPI_Request req[2];
 } recdbl;
 
-enum { START, FOLD_WAIT, STEP, STEP_WAIT, UNFOLD, UNFOLD_WAIT };
-
-static int real_rank(recdbl *r, int nr) { return nr < r->rem ? nr * 2 + 1 : nr + r->rem; }
+enum { FOLD_IN, STEP, STEP_WAIT, UNFOLD, FOLD_OUT };
 
 static int progress(caracal_task *t)
 {
@@ -32,33 +33,10 @@ static int progress(caracal_task *t)
     int flag;
     for (;;) {
         switch (t->state) {
-        case START:
-            if (r->me < 2 * r->rem) {
-                if (r->me % 2 == 0) { /* hand my data to the odd neighbour, get the result back */
-                    caracal_peers_note(r->comm, r->me + 1);
-                    /* the result lands in scratch: acc is dst, and a buffer being sent may not
-                     * be received into (UNFOLD_WAIT copies it over) */
-                    PMPI_Isend(r->acc, r->count, r->dt, r->me + 1, r->tag, r->comm, &r->req[0]);
-                    PMPI_Irecv(r->other, r->count, r->dt, r->me + 1, r->tag, r->comm, &r->req[1]);
-                    t->state = UNFOLD_WAIT;
-                    continue;
-                }
-                caracal_peers_note(r->comm, r->me - 1);
-                PMPI_Irecv(r->other, r->count, r->dt, r->me - 1, r->tag, r->comm, &r->req[0]);
-                r->req[1] = MPI_REQUEST_NULL;
-                r->newrank = r->me / 2;
-                t->state = FOLD_WAIT;
-                continue;
-            }
-            r->newrank = r->me - r->rem;
-            t->state = STEP;
-            continue;
-        case FOLD_WAIT:
-            PMPI_Test(&r->req[0], &flag, MPI_STATUS_IGNORE);
-            if (!flag)
+        case FOLD_IN: /* acc is dst: the value goes from dst, the odd rank combines into it */
+            if (caracal_fold_in(&r->fold) != CARACAL_TASK_DONE)
                 return CARACAL_TASK_PENDING;
-            caracal_reduce_local(r->other, r->acc, r->count, r->dt, r->op); /* acc = lower op acc */
-            t->state = STEP;
+            t->state = r->fold.newrank < 0 ? FOLD_OUT : STEP; /* the even rank waits for the result */
             continue;
         case STEP:
             if (r->mask >= r->pof2) {
@@ -66,7 +44,7 @@ static int progress(caracal_task *t)
                 continue;
             }
             {
-                int peer = real_rank(r, r->newrank ^ r->mask);
+                int peer = caracal_fold_real_rank(&r->fold, r->fold.newrank ^ r->mask);
                 caracal_peers_note(r->comm, peer);
                 PMPI_Irecv(r->other, r->count, r->dt, peer, r->tag, r->comm, &r->req[0]);
                 caracal_peers_note(r->comm, peer);
@@ -78,7 +56,7 @@ static int progress(caracal_task *t)
             PMPI_Testall(2, r->req, &flag, MPI_STATUSES_IGNORE);
             if (!flag)
                 return CARACAL_TASK_PENDING;
-            if ((r->newrank ^ r->mask) < r->newrank) {
+            if ((r->fold.newrank ^ r->mask) < r->fold.newrank) {
                 caracal_reduce_local(r->other, r->acc, r->count, r->dt, r->op); /* acc = theirs op acc */
             } else {
                 caracal_reduce_local(r->acc, r->other, r->count, r->dt, r->op); /* other = acc op theirs */
@@ -92,21 +70,10 @@ static int progress(caracal_task *t)
         case UNFOLD:
             if (r->acc != r->dst)
                 caracal_type_copy(r->dst, r->acc, r->count, r->dt);
-            if (r->me < 2 * r->rem) {
-                caracal_peers_note(r->comm, r->me - 1);
-                PMPI_Isend(r->dst, r->count, r->dt, r->me - 1, r->tag, r->comm, &r->req[0]);
-            } else
-                r->req[0] = MPI_REQUEST_NULL;
-            r->req[1] = MPI_REQUEST_NULL;
-            t->state = UNFOLD_WAIT;
+            t->state = FOLD_OUT;
             continue;
-        case UNFOLD_WAIT:
-            PMPI_Testall(2, r->req, &flag, MPI_STATUSES_IGNORE);
-            if (!flag)
-                return CARACAL_TASK_PENDING;
-            if (r->me < 2 * r->rem && r->me % 2 == 0)
-                caracal_type_copy(r->dst, r->other, r->count, r->dt); /* the result came back */
-            return CARACAL_TASK_DONE;
+        case FOLD_OUT: /* the result back to the even rank of my pair (into its scratch, then dst) */
+            return caracal_fold_out(&r->fold);
         }
     }
 }
@@ -123,15 +90,16 @@ caracal_task *caracal_p2p_allreduce_recdbl(const void *src, void *dst, int count
 {
     recdbl *r = caracal_xcalloc(1, sizeof *r);
     caracal_task_init(&r->task, "allreduce_recdbl", progress, destroy);
-    PMPI_Comm_rank(comm, &r->me);
-    PMPI_Comm_size(comm, &r->n);
-    for (r->pof2 = 1; r->pof2 * 2 <= r->n; r->pof2 *= 2)
+    int me, n;
+    PMPI_Comm_rank(comm, &me);
+    PMPI_Comm_size(comm, &n);
+    for (r->pof2 = 1; r->pof2 * 2 <= n; r->pof2 *= 2)
         ;
-    r->rem = r->n - r->pof2;
     r->mask = 1;
     caracal_type_copy(dst, src, count, dt);
     r->dst = r->acc = dst;
     r->other = caracal_type_alloc(count, dt, &r->scratch);
+    caracal_fold_init(&r->fold, me, n, r->pof2, dst, r->other, count, dt, op, comm, tag, 0);
     r->count = count;
     r->dt = dt;
     r->op = op;

@@ -5,9 +5,10 @@
  *
  * Any n, mixed radix: p = k^m * r <= n with m = floor(log_k n) and r = floor(n / k^m) (so
  * 1 <= r < k and p > n/2); the first 2*(n-p) ranks fold pairwise into p as recursive doubling
- * does (even ranks hand their value to the odd neighbour and get the result back). Among the
- * p, newrank q has digits q_0 .. q_(m-1) in radix k and q_m < r; round i (stride k^i, radix k;
- * the last round radix r, stride k^m) groups the ranks that differ only in digit i.
+ * does (allreduce_fold.h, whole messages: even ranks hand their value to the odd neighbour and
+ * get the result back). Among the p, newrank q has digits q_0 .. q_(m-1) in radix k and
+ * q_m < r; round i (stride k^i, radix k; the last round radix r, stride k^m) groups the ranks
+ * that differ only in digit i.
  *
  * Every member of a group combines the group's k values in the same order (position 0 first,
  * then 1, ...) with the same code, so their results are bitwise equal; by induction the value
@@ -21,6 +22,7 @@
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
 #include "core/peers.h"
 #include "bcol/bcol.h"
+#include "bcol/p2p/allreduce_fold.h"
 #include "combine.h"
 #include "dtype.h"
 #include <stdlib.h>
@@ -30,7 +32,8 @@
 
 typedef struct {
     caracal_task task;
-    int count, me, n, p, rem, newrank, radix, last_radix, nfull, round;
+    caracal_fold fold; /* the first 2*(n - p) ranks pairwise into p, whole messages */
+    int count, radix, last_radix, nfull, round;
     long stride;
     MPI_Datatype dt;
     MPI_Op op;
@@ -44,15 +47,13 @@ typedef struct {
     int nreq;
 } recmul;
 
-enum { START, FOLD_WAIT, ROUND, ROUND_WAIT, UNFOLD, UNFOLD_WAIT };
-
-static int real_rank(const recmul *r, int nr) { return nr < r->rem ? nr * 2 + 1 : nr + r->rem; }
+enum { FOLD_IN, ROUND, ROUND_WAIT, UNFOLD, FOLD_OUT };
 
 /* post round `round`: receives from every other member of my group, then my value to each */
 static void post_round(recmul *r, int f)
 {
-    int digit = (int)(r->newrank / r->stride % f);
-    int first = r->newrank - (int)(digit * r->stride), free_buf = 0, m = 0;
+    int newrank = r->fold.newrank, digit = (int)(newrank / r->stride % f);
+    int first = newrank - (int)(digit * r->stride), free_buf = 0, m = 0;
     for (int j = 0; j < f; j++) {
         if (j == digit) {
             r->slot[j] = r->acc;
@@ -61,14 +62,14 @@ static void post_round(recmul *r, int f)
         if (free_buf == r->acc)
             free_buf++;
         r->slot[j] = free_buf++;
-        int peer = real_rank(r, first + (int)(j * r->stride));
+        int peer = caracal_fold_real_rank(&r->fold, first + (int)(j * r->stride));
         caracal_peers_note(r->comm, peer);
         PMPI_Irecv(r->buf[r->slot[j]], r->count, r->dt, peer, r->tag, r->comm, &r->req[m++]);
     }
     for (int j = 0; j < f; j++) {
         if (j == digit)
             continue;
-        int peer = real_rank(r, first + (int)(j * r->stride));
+        int peer = caracal_fold_real_rank(&r->fold, first + (int)(j * r->stride));
         caracal_peers_note(r->comm, peer);
         PMPI_Isend(r->buf[r->acc], r->count, r->dt, peer, r->tag, r->comm, &r->req[m++]);
     }
@@ -81,31 +82,10 @@ static int progress(caracal_task *t)
     int flag;
     for (;;) {
         switch (t->state) {
-        case START:
-            if (r->me < 2 * r->rem) {
-                if (r->me % 2 == 0) { /* hand my value to the odd neighbour, get the result back */
-                    caracal_peers_note(r->comm, r->me + 1);
-                    PMPI_Isend(r->buf[0], r->count, r->dt, r->me + 1, r->tag, r->comm, &r->req[0]);
-                    PMPI_Irecv(r->buf[1], r->count, r->dt, r->me + 1, r->tag, r->comm, &r->req[1]);
-                    r->nreq = 2;
-                    t->state = UNFOLD_WAIT;
-                    continue;
-                }
-                caracal_peers_note(r->comm, r->me - 1);
-                PMPI_Irecv(r->buf[1], r->count, r->dt, r->me - 1, r->tag, r->comm, &r->req[0]);
-                r->newrank = r->me / 2;
-                t->state = FOLD_WAIT;
-                continue;
-            }
-            r->newrank = r->me - r->rem;
-            t->state = ROUND;
-            continue;
-        case FOLD_WAIT:
-            PMPI_Test(&r->req[0], &flag, MPI_STATUS_IGNORE);
-            if (!flag)
+        case FOLD_IN: /* buf[0] goes, or buf[1] comes and is combined into it */
+            if (caracal_fold_in(&r->fold) != CARACAL_TASK_DONE)
                 return CARACAL_TASK_PENDING;
-            caracal_reduce_local(r->buf[1], r->buf[0], r->count, r->dt, r->op); /* mine = theirs op mine */
-            t->state = ROUND;
+            t->state = r->fold.newrank < 0 ? FOLD_OUT : ROUND; /* the even rank waits for the result */
             continue;
         case ROUND: {
             int f = r->round < r->nfull ? r->radix : r->round == r->nfull ? r->last_radix : 1;
@@ -133,21 +113,10 @@ static int progress(caracal_task *t)
         case UNFOLD:
             if (r->acc != 0)
                 caracal_type_copy(r->buf[0], r->buf[r->acc], r->count, r->dt);
-            r->nreq = 0;
-            if (r->me < 2 * r->rem) {
-                caracal_peers_note(r->comm, r->me - 1);
-                PMPI_Isend(r->buf[0], r->count, r->dt, r->me - 1, r->tag, r->comm, &r->req[0]);
-                r->nreq = 1;
-            }
-            t->state = UNFOLD_WAIT;
+            t->state = FOLD_OUT;
             continue;
-        case UNFOLD_WAIT:
-            PMPI_Testall(r->nreq, r->req, &flag, MPI_STATUSES_IGNORE);
-            if (!flag)
-                return CARACAL_TASK_PENDING;
-            if (r->me < 2 * r->rem && r->me % 2 == 0)
-                caracal_type_copy(r->buf[0], r->buf[1], r->count, r->dt); /* the result came back */
-            return CARACAL_TASK_DONE;
+        case FOLD_OUT: /* the result back to the even rank of my pair (into buf[1], then buf[0]) */
+            return caracal_fold_out(&r->fold);
         }
     }
 }
@@ -186,17 +155,16 @@ caracal_task *caracal_p2p_allreduce_recmul(const void *src, void *dst, int count
         return caracal_p2p_allreduce_recdbl(src, dst, count, dt, op, comm, tag);
     recmul *r = caracal_xcalloc(1, sizeof *r);
     caracal_task_init(&r->task, "allreduce_recmul", progress, destroy);
-    PMPI_Comm_rank(comm, &r->me);
-    PMPI_Comm_size(comm, &r->n);
-    r->radix = caracal_recmul_radix(radix, r->n, count > 0 ? (size_t)count * caracal_type_size(dt) : 0);
+    int me, n;
+    PMPI_Comm_rank(comm, &me);
+    PMPI_Comm_size(comm, &n);
+    r->radix = caracal_recmul_radix(radix, n, count > 0 ? (size_t)count * caracal_type_size(dt) : 0);
     long s = 1;
-    while (s * r->radix <= r->n) {
+    while (s * r->radix <= n) {
         s *= r->radix;
         r->nfull++;
     }
-    r->last_radix = (int)(r->n / s);
-    r->p = (int)(s * r->last_radix);
-    r->rem = r->n - r->p;
+    r->last_radix = (int)(n / s);
     r->stride = 1;
     r->buf = caracal_xcalloc((size_t)r->radix, sizeof *r->buf);
     r->base = caracal_xcalloc((size_t)r->radix, sizeof *r->base);
@@ -206,6 +174,7 @@ caracal_task *caracal_p2p_allreduce_recmul(const void *src, void *dst, int count
     r->buf[0] = dst;
     for (int i = 1; i < r->radix; i++)
         r->buf[i] = caracal_type_alloc(count, dt, &r->base[i]);
+    caracal_fold_init(&r->fold, me, n, (int)(s * r->last_radix), dst, r->buf[1], count, dt, op, comm, tag, 0);
     r->count = count;
     r->dt = dt;
     r->op = op;

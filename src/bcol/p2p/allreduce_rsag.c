@@ -5,7 +5,8 @@
  * node leaders needs.
  *
  * Any n: the first 2*(n-p) ranks fold pairwise into p = 2^floor(log2 n) as recursive doubling
- * does (even ranks hand their value to the odd neighbour and get the result back at the end).
+ * does (allreduce_fold.h, the value in pieces: even ranks hand their value to the odd neighbour
+ * and get the result back at the end).
  * Among the p, newrank q keeps a range of the p blocks (blocks as even as count allows, the
  * first count % p one element longer; empty when count < p): at the halving step of mask m
  * the range splits in two, q keeps the lower half if bit m of q is 0, and trades the other
@@ -28,6 +29,7 @@
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
 #include "core/peers.h"
 #include "bcol/bcol.h"
+#include "bcol/p2p/allreduce_fold.h"
 #include "combine.h"
 #include "dtype.h"
 #include <stdlib.h>
@@ -37,8 +39,9 @@
 
 typedef struct {
     caracal_task task;
+    caracal_fold fold; /* the first 2*(n - pof2) ranks pairwise into pof2, in pieces */
     char *dst;
-    int count, me, n, pof2, rem, newrank;
+    int count, pof2;
     int phase, mask, lo, hi; /* the exchange under way; my range of blocks [lo, hi) */
     MPI_Datatype dt;
     MPI_Aint extent;
@@ -53,11 +56,9 @@ typedef struct {
     MPI_Request req[2];
 } rsag;
 
-/* phases: fold in, halving steps, doubling steps, fold out */
-enum { FOLD_IN, HALVE, DOUBLE, FOLD_OUT, FINISHED };
-enum { SETUP, POST, WAIT };
-
-static int real_rank(const rsag *r, int nr) { return nr < r->rem ? nr * 2 + 1 : nr + r->rem; }
+/* phases among the pof2 (between the fold's in and out): halving steps, doubling steps */
+enum { HALVE, DOUBLE, FINISHED };
+enum { FOLD_IN, SETUP, POST, WAIT, FOLD_OUT };
 
 /* first element of block b (b = p: count) */
 static int block_start(const rsag *r, int b)
@@ -84,31 +85,15 @@ static int next_exchange(rsag *r)
 {
     for (;;) {
         switch (r->phase) {
-        case FOLD_IN:
-            r->phase = HALVE;
-            r->mask = 1;
-            r->lo = 0;
-            r->hi = r->pof2;
-            if (r->me < 2 * r->rem) {
-                if (r->me % 2 == 0) { /* my value to the odd neighbour (sliced: it combines), then wait */
-                    exchange(r, r->me + 1, 0, r->count, 0, 0, 1);
-                    r->phase = FOLD_OUT;
-                    return 1;
-                }
-                r->newrank = r->me / 2;
-                exchange(r, r->me - 1, 0, 0, 0, r->count, 1);
-                return 1;
-            }
-            r->newrank = r->me - r->rem;
-            continue;
         case HALVE: {
             if (r->mask >= r->pof2) {
                 r->phase = DOUBLE;
                 r->mask = r->pof2 / 2;
                 continue;
             }
-            int half = (r->hi - r->lo) / 2, mid = r->lo + half, peer = real_rank(r, r->newrank ^ r->mask);
-            if (r->newrank & r->mask) { /* keep the upper half */
+            int half = (r->hi - r->lo) / 2, mid = r->lo + half;
+            int peer = caracal_fold_real_rank(&r->fold, r->fold.newrank ^ r->mask);
+            if (r->fold.newrank & r->mask) { /* keep the upper half */
                 exchange(r, peer, block_start(r, r->lo), block_start(r, mid), block_start(r, mid),
                          block_start(r, r->hi), 1);
                 r->lo = mid;
@@ -122,11 +107,11 @@ static int next_exchange(rsag *r)
         }
         case DOUBLE: {
             if (r->mask < 1) {
-                r->phase = FOLD_OUT;
-                continue;
+                r->phase = FINISHED;
+                return 0;
             }
-            int size = r->hi - r->lo, peer = real_rank(r, r->newrank ^ r->mask);
-            if (r->newrank & r->mask) { /* the partner holds the range below mine */
+            int size = r->hi - r->lo, peer = caracal_fold_real_rank(&r->fold, r->fold.newrank ^ r->mask);
+            if (r->fold.newrank & r->mask) { /* the partner holds the range below mine */
                 exchange(r, peer, block_start(r, r->lo), block_start(r, r->hi), block_start(r, r->lo - size),
                          block_start(r, r->lo), 0);
                 r->lo -= size;
@@ -138,16 +123,6 @@ static int next_exchange(rsag *r)
             r->mask >>= 1;
             return 1;
         }
-        case FOLD_OUT:
-            r->phase = FINISHED;
-            if (r->me >= 2 * r->rem)
-                return 0;
-            /* the even rank's send (FOLD_IN) has completed: it may receive into dst now */
-            if (r->me % 2 == 0)
-                exchange(r, r->me + 1, 0, 0, 0, r->count, 0);
-            else
-                exchange(r, r->me - 1, 0, r->count, 0, 0, 0);
-            return 1;
         default:
             return 0;
         }
@@ -160,9 +135,16 @@ static int progress(caracal_task *t)
     int flag;
     for (;;) {
         switch (t->state) {
+        case FOLD_IN: /* the even rank of a pair sends its value in pieces, then waits for the result */
+            if (caracal_fold_in(&r->fold) != CARACAL_TASK_DONE)
+                return CARACAL_TASK_PENDING;
+            t->state = r->fold.newrank < 0 ? FOLD_OUT : SETUP;
+            continue;
         case SETUP:
-            if (!next_exchange(r))
-                return CARACAL_TASK_DONE;
+            if (!next_exchange(r)) {
+                t->state = FOLD_OUT;
+                continue;
+            }
             t->state = POST;
             continue;
         case POST: {
@@ -202,6 +184,8 @@ static int progress(caracal_task *t)
             t->state = POST;
             continue;
         }
+        case FOLD_OUT: /* the result back to the even rank of my pair, whole, straight into its dst */
+            return caracal_fold_out(&r->fold);
         }
     }
 }
@@ -229,11 +213,11 @@ caracal_task *caracal_p2p_allreduce_rsag(const void *src, void *dst, int count, 
         return caracal_p2p_allreduce_recdbl(src, dst, count, dt, op, comm, tag);
     rsag *r = caracal_xcalloc(1, sizeof *r);
     caracal_task_init(&r->task, "allreduce_rsag", progress, destroy);
-    PMPI_Comm_rank(comm, &r->me);
-    PMPI_Comm_size(comm, &r->n);
-    for (r->pof2 = 1; r->pof2 * 2 <= r->n; r->pof2 *= 2)
+    int me, n;
+    PMPI_Comm_rank(comm, &me);
+    PMPI_Comm_size(comm, &n);
+    for (r->pof2 = 1; r->pof2 * 2 <= n; r->pof2 *= 2)
         ;
-    r->rem = r->n - r->pof2;
     caracal_type_copy(dst, src, count, dt);
     r->dst = dst;
     r->count = count;
@@ -246,9 +230,13 @@ caracal_task *caracal_p2p_allreduce_rsag(const void *src, void *dst, int count, 
      * halving step's lower half (block_start(p/2) elements, the larger half), cut to a piece;
      * a folded even rank only sends, and gets the result straight into dst */
     r->piece = caracal_rsag_piece(count, dt);
-    int folded = r->me < 2 * r->rem, most = !folded ? block_start(r, r->pof2 / 2) : r->me % 2 ? count : 0;
-    if (r->n > 1 && most > 0)
+    int rem = n - r->pof2, folded = me < 2 * rem, most = !folded ? block_start(r, r->pof2 / 2) : me % 2 ? count : 0;
+    if (n > 1 && most > 0)
         r->tmp = caracal_type_alloc(most < r->piece ? most : r->piece, dt, &r->scratch);
-    r->phase = r->n > 1 ? FOLD_IN : FINISHED;
+    caracal_fold_init(&r->fold, me, n, r->pof2, dst, r->tmp, count, dt, op, comm, tag, r->piece);
+    r->phase = n > 1 ? HALVE : FINISHED;
+    r->mask = 1;
+    r->lo = 0;
+    r->hi = r->pof2;
     return &r->task;
 }
