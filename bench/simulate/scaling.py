@@ -214,7 +214,7 @@ STATUS = [
     "(0.88x)**, allreduce 8 B 9.4 / 60.7 (6.46x), 4 KiB 22.3 / 136.9 (6.14x). Block mapping puts the k-nomial "
     "tree's last rounds inside the nodes, which is what Caracal's levels do, and ompi's radix-4 tree then beats "
     "Caracal's node fan-in of 32 plus 3 radix-8 rounds over 512 leaders by 3.5 us (not broken down further). Flat ompi's 4 MiB bcast "
-    "with block mapping: 12,688 us (Caracal's 4 MiB bcast at 16,384 block: simulate-bcast-sag.md). At 64 and "
+    "with block mapping: 12,688 us (Caracal's 4 MiB bcast at 16,384 block: not run). At 64 and "
     "256 ranks block wins every case up to 4 KiB (1.13-3.45x); the 4 MiB bcast with the leaders' "
     "scatter_allgather wins at 256 and 1,024 ranks with both mappings (simulate-bcast-sag.md).",
     "- **4,096 ranks** (session 19, round-robin, scaling.py's CARACAL_ENV, `smpi/send-is-detached-thresh:0` "
@@ -230,8 +230,9 @@ STATUS = [
     "round-robin these rules keep 1.50x (barrier), 1.13x (8 B allreduce), 7.6x / 2.6x (4 KiB) over flat "
     "ompi and lose the 8 B bcast (0.81x); radix 8 everywhere does better there (2.75x, 2.06x, 1.17x). Without "
     "detached sends (the 16,384 runs' model, which charges only nonblocking sends) the same picture: 1.94 / "
-    "0.77 / 1.71 / 4.95 / 3.71x, radix 8 2.74 / 1.17 / 2.42 / 6.49 / 4.45x (simulate-overhead.md, which also "
-    "holds radix 8 at 16,384 where it was run). 16,384 ranks with the overhead: not run.",
+    "0.77 / 1.71 / 4.95 / 3.71x, radix 8 2.74 / 1.17 / 2.42 / 6.49 / 4.45x (simulate-overhead.md). 16,384 "
+    "ranks with the overhead, and radix 8 everywhere at 16,384 without it: not run (session 19's queue reached "
+    "the 10:50 cut-off).",
     "- **Rules chosen by measurement** at 64, 256, 1,024 ranks: bench/results/simulate-radix-choice.md.",
     "- **Host cost at 16,384** (Caracal, up to 4 KiB, session-17 rules): round-robin 461 s CPU, 3.5 GiB Pss, "
     "2,187 s wall beside 3-4 other simulations (load 6-11); block 524 s CPU, 3.1 GiB Pss, 1,151 s wall "
