@@ -196,35 +196,51 @@ OLD_METRIC = ("**Old metric** (session 16 and before): each rank timed ITERS bac
 
 # Session 17 (the common-start metric, radix-k top levels); filled from the recorded runs.
 STATUS = [
-    "## Issue 19's goals, one by one (sessions 17 and 18)",
+    "## Issue 19's goals, one by one (sessions 17 to 19)",
     "",
     "- **1.5x the best flat at 16,384 ranks, round-robin**: met for the cases up to 4 KiB in this model. "
     "Caracal (the rules above: node k-nomial 32, leaders radix 32 below 1 KiB, 8 up to 64 KiB) against "
     "SMPI's ompi selector, the only flat one that runs at 16,384 ranks here (simulate-scaling-flat17.json: "
     "SMPI's algorithms, the k-nomial bcast rebuilt from point-to-point because SMPI's sets up with n^2 "
     "messages): barrier 9.4 us against 39.8 (4.25x), bcast 8 B 8.9 / 22.4 (2.52x), 4 KiB 30.0 / 216.2 (7.2x), "
-    "allreduce 8 B 9.4 / 62.3 (6.6x), 4 KiB 22.3 / 617.0 (27.7x). Not met for the 4 MiB bcast (0.09x, flat17's "
-    "runs; the goals table); the 4 MiB allreduce at 16,384 is not in this table. The other selectors (mpich, "
-    "mvapich2, impi) cannot be simulated at 16,384 here, so 'best flat' there is ompi's.",
-    "- **Never slower with block mapping**: Caracal at 16,384 ranks block (session 18) gives round-robin's "
-    "times to the nanosecond (9.355 / 8.856 / 29.954 / 9.394 / 22.315 us; on the crossbar cluster its levels "
-    "are the hosts with either mapping). Flat ompi with block mapping at 16,384: not run (session 18's queue "
-    "reached the 07:20 cut-off first); it gains from block (256 ranks: 4 KiB bcast 98.2 -> 12.2 us), so the "
-    "round-robin margins do not carry over and the goal at 16,384 is unmeasured. At 64 and 256 ranks block "
-    "wins every case up to 4 KiB (1.13-3.45x) and, with session 17's bcast rule (this table's), loses the 4 MiB "
-    "bcast at 256 (0.65x mvapich2); the leaders' scatter_allgather from 64 KiB (the rule now) wins it at 256 and "
-    "1,024 ranks with both mappings (simulate-bcast-sag.md).",
+    "allreduce 8 B 9.4 / 62.3 (6.6x), 4 KiB 22.3 / 617.0 (27.7x). The 4 MiB bcast row of the 16,384 table is "
+    "session 17's rule (0.09x); with the leaders' scatter_allgather:32 (scaling.py's rule since session 18) it "
+    "takes 945.5 us, 1.52x (simulate-bcast-sag.md). The 4 MiB allreduce: simulate-allreduce-rsag.md (18.8x "
+    "against SMPI's Rabenseifner). The other selectors (mpich, mvapich2, impi) cannot be simulated at 16,384 "
+    "here, so 'best flat' there is ompi's.",
+    "- **Never slower with block mapping, 16,384 ranks** (session 19: flat ompi block measured): **not met** "
+    "for the 4 KiB bcast. Caracal block (session 18; its times equal round-robin's to the nanosecond) against "
+    "flat ompi block: barrier 9.4 / 56.9 us (6.09x), bcast 8 B 8.9 / 21.4 (2.42x), **bcast 4 KiB 30.0 / 26.4 "
+    "(0.88x)**, allreduce 8 B 9.4 / 60.7 (6.46x), 4 KiB 22.3 / 136.9 (6.14x). Block mapping puts the k-nomial "
+    "tree's last rounds inside the nodes, which is what Caracal's levels do, and ompi's radix-4 tree then beats "
+    "Caracal's node fan-in of 32 plus 3 radix-8 rounds over 512 leaders by 3.5 us (not broken down further). Flat ompi's 4 MiB bcast "
+    "with block mapping: 12,688 us (Caracal's 4 MiB bcast at 16,384 block: not run). At 64 and "
+    "256 ranks block wins every case up to 4 KiB (1.13-3.45x); the 4 MiB bcast with the leaders' "
+    "scatter_allgather wins at 256 and 1,024 ranks with both mappings (simulate-bcast-sag.md).",
+    "- **4,096 ranks** (session 19, round-robin, scaling.py's CARACAL_ENV, `smpi/send-is-detached-thresh:0` "
+    "like the flat rows): against the best of ompi and mvapich2 (flat17's runs) 3.39x (barrier), 2.05x (8 B "
+    "bcast), 1.22x (4 KiB bcast, mvapich2's SMP-aware 33.5 us), 1.43x (4 MiB bcast, ompi's 1,408.7), 5.32x "
+    "(8 B allreduce), 1.84x (4 KiB allreduce, mvapich2's 36.1). The goal is set at 16,384; at 4,096 the SMP-aware "
+    "flat selector (mvapich2, which cannot run at 16,384 here) takes the 4 KiB bcast within 1.5x. The 4 MiB "
+    "allreduce at 4,096: simulate-allreduce-rsag.md. Block at 4,096: flat ompi block (session 19) 48.8 / 17.4 / "
+    "21.4 us (barrier, bcast 8 B, 4 KiB) against Caracal's 9.3 / 8.8 / 27.4 (its round-robin times): 5.23x, 1.97x "
+    "and **0.78x** for the 4 KiB bcast, as at 16,384; Caracal's block run was stopped in its 4 MiB bcast (memory "
+    "for the 16,384-rank budget run) and its allreduces not run.",
     "- **Honesty check**: SMPI charges no CPU per message. With 0.3 us per send and receive, at 1,024 ranks "
     "round-robin these rules keep 1.50x (barrier), 1.13x (8 B allreduce), 7.6x / 2.6x (4 KiB) over flat "
     "ompi and lose the 8 B bcast (0.81x); radix 8 everywhere does better there (2.75x, 2.06x, 1.17x). Without "
     "detached sends (the 16,384 runs' model, which charges only nonblocking sends) the same picture: 1.94 / "
     "0.77 / 1.71 / 4.95 / 3.71x, radix 8 2.74 / 1.17 / 2.42 / 6.49 / 4.45x (simulate-overhead.md). 16,384 "
-    "ranks with the overhead: not run (session 18's queue).",
+    "ranks with the overhead, and radix 8 everywhere at 16,384 without it: not run (session 19's queue reached "
+    "the 10:50 cut-off).",
     "- **Rules chosen by measurement** at 64, 256, 1,024 ranks: bench/results/simulate-radix-choice.md.",
     "- **Host cost at 16,384** (Caracal, up to 4 KiB, session-17 rules): round-robin 461 s CPU, 3.5 GiB Pss, "
     "2,187 s wall beside 3-4 other simulations (load 6-11); block 524 s CPU, 3.1 GiB Pss, 1,151 s wall "
     "running plus 2,582 s stopped by other helpers' quiet windows. Within 8 GiB; the CPU time is within 10 "
-    "minutes, a lone wall time with these rules was not measured (session 16's rules: 253 s wall alone).",
+    "minutes, a lone wall time with these rules was not measured (session 16's rules: 253 s wall alone). "
+    "Flat ompi block (session 19): 132 / 226 / 140 s CPU and 0.41-0.46 GiB Pss for the barrier, bcast and "
+    "allreduce families, 917 / 2,686 / 1,027 s wall at load 14-18 (other helpers' tests at the same priority). "
+    "Caracal at 4,096 round-robin: 259 + 62 s CPU, 1.0 / 0.55 GiB Pss.",
     "",
 ]
 
