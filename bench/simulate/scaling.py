@@ -32,9 +32,13 @@ SELECTORS = ("ompi", "mpich", "mvapich2", "impi")
 # Session 18 (bench/results/simulate-bcast-sag.md): the leaders' bcast from 64 KiB is scatter + allgather of
 # radix 32 (4 MiB at 1,024 ranks: 761 us, radix 8 935, 2 1,054; the k-nomial's whole-message hops took 16,475 us
 # at 16,384 ranks; below 64 KiB unchanged).
+# Session 19 (bench/results/simulate-bcast-4k.md): from 1 KiB to 64 KiB the leaders' bcast is scatter_allgather:32
+# too where there are at least 16 leaders (`#16-`: the top level's group size). 4 KiB: 10.6 us at 512 ranks (radix-8
+# k-nomial 14.7), 9.8 at 1,024 (15.6), 18.9 at 4,096 (27.4), 19.0 at 16,384 (30.0, which lost to flat ompi with block
+# mapping, 26.4); with 2 and 8 leaders (64 and 256 ranks) it is slower (7.8 / 10.4 against 5.0 / 7.6): k-nomial there.
 # Until session 16: {"CARACAL_BARRIER": "hier", "CARACAL_BCAST": "knomial", "CARACAL_ALLREDUCE": "recdbl@-64k ring@64k-"}.
 CARACAL_ENV = {"CARACAL_BARRIER": "node/knomial:32 top/dissemination:32 hier",
-               "CARACAL_BCAST": "node/knomial:32 top/knomial:32@-1k top/knomial:8@1k-64k top/scatter_allgather:32@64k- knomial",
+               "CARACAL_BCAST": "node/knomial:32 top/knomial:32@-1k top/scatter_allgather:32@1k-64k#16- top/knomial:8@1k-64k top/scatter_allgather:32@64k- knomial",
                "CARACAL_ALLREDUCE": "node/knomial:32 top/recmul:32@-1k top/recmul:8@1k-64k recdbl@-64k ring@64k-"}
 # What SMPI runs for Caracal's own native calls (its start-up and hierarchy-build agreements,
 # gather and the report's reduces): `caracal simulate` adds SMPI's plain algorithms for a run
@@ -208,23 +212,24 @@ STATUS = [
     "takes 945.5 us, 1.52x (simulate-bcast-sag.md). The 4 MiB allreduce: simulate-allreduce-rsag.md (18.8x "
     "against SMPI's Rabenseifner). The other selectors (mpich, mvapich2, impi) cannot be simulated at 16,384 "
     "here, so 'best flat' there is ompi's.",
-    "- **Never slower with block mapping, 16,384 ranks** (session 19: flat ompi block measured): **not met** "
-    "for the 4 KiB bcast. Caracal block (session 18; its times equal round-robin's to the nanosecond) against "
-    "flat ompi block: barrier 9.4 / 56.9 us (6.09x), bcast 8 B 8.9 / 21.4 (2.42x), **bcast 4 KiB 30.0 / 26.4 "
-    "(0.88x)**, allreduce 8 B 9.4 / 60.7 (6.46x), 4 KiB 22.3 / 136.9 (6.14x). Block mapping puts the k-nomial "
-    "tree's last rounds inside the nodes, which is what Caracal's levels do, and ompi's radix-4 tree then beats "
-    "Caracal's node fan-in of 32 plus 3 radix-8 rounds over 512 leaders by 3.5 us (not broken down further). Flat ompi's 4 MiB bcast "
-    "with block mapping: 12,688 us (Caracal's 4 MiB bcast at 16,384 block: not run). At 64 and "
-    "256 ranks block wins every case up to 4 KiB (1.13-3.45x); the 4 MiB bcast with the leaders' "
-    "scatter_allgather wins at 256 and 1,024 ranks with both mappings (simulate-bcast-sag.md).",
+    "- **Never slower with block mapping, 16,384 ranks** (session 19: flat ompi block measured): with "
+    "session 17's rules **not met** for the 4 KiB bcast, **met with session 19's bcast rule**. Caracal block "
+    "(its times equal round-robin's to the nanosecond) against flat ompi block: barrier 9.4 / 56.9 us (6.09x), "
+    "bcast 8 B 8.9 / 21.4 (2.42x), bcast 4 KiB 30.0 / 26.4 (0.88x) with the leaders' radix-8 k-nomial and **19.0 / "
+    "26.4 (1.39x) with their scatter_allgather:32** (the rule above from 16 leaders, 1 KiB-64 KiB; "
+    "simulate-bcast-4k.md), allreduce 8 B 9.4 / 60.7 (6.46x), 4 KiB 22.3 / 136.9 (6.14x). Block mapping "
+    "gives ompi's radix-4 tree its last rounds inside the nodes (4 KiB: 216.2 us round-robin -> 26.4); the "
+    "k-nomial's 3 rounds of whole 4 KiB messages over 512 leaders lost to it, the scatter's shrinking blocks and "
+    "2 Bruck rounds of 8 B blocks do not. Flat ompi's 4 MiB bcast with block mapping: 12,688 us (Caracal's: "
+    "simulate-bcast-sag.md). At 64 and 256 ranks block wins every case up to 4 KiB (1.13-3.45x).",
     "- **4,096 ranks** (session 19, round-robin, scaling.py's CARACAL_ENV, `smpi/send-is-detached-thresh:0` "
     "like the flat rows): against the best of ompi and mvapich2 (flat17's runs) 3.39x (barrier), 2.05x (8 B "
-    "bcast), 1.22x (4 KiB bcast, mvapich2's SMP-aware 33.5 us), 1.43x (4 MiB bcast, ompi's 1,408.7), 5.32x "
+    "bcast), 1.22x (4 KiB bcast, mvapich2's SMP-aware 33.5 us; 1.77x with session 19's bcast rule, 18.9 us), 1.43x (4 MiB bcast, ompi's 1,408.7), 5.32x "
     "(8 B allreduce), 1.84x (4 KiB allreduce, mvapich2's 36.1). The goal is set at 16,384; at 4,096 the SMP-aware "
     "flat selector (mvapich2, which cannot run at 16,384 here) takes the 4 KiB bcast within 1.5x. The 4 MiB "
     "allreduce at 4,096: simulate-allreduce-rsag.md. Block at 4,096: flat ompi block (session 19) 48.8 / 17.4 / "
     "21.4 us (barrier, bcast 8 B, 4 KiB) against Caracal's 9.3 / 8.8 / 27.4 (its round-robin times): 5.23x, 1.97x "
-    "and **0.78x** for the 4 KiB bcast, as at 16,384; Caracal's block run was stopped in its 4 MiB bcast (memory "
+    "and 0.78x for the 4 KiB bcast, as at 16,384 (1.13x with session 19's bcast rule: 18.9 us); Caracal's block run was stopped in its 4 MiB bcast (memory "
     "for the 16,384-rank budget run) and its allreduces not run.",
     "- **Honesty check**: SMPI charges no CPU per message. With 0.3 us per send and receive, at 1,024 ranks "
     "round-robin these rules keep 1.50x (barrier), 1.13x (8 B allreduce), 7.6x / 2.6x (4 KiB) over flat "
@@ -232,7 +237,9 @@ STATUS = [
     "detached sends (the 16,384 runs' model, which charges only nonblocking sends) the same picture: 1.94 / "
     "0.77 / 1.71 / 4.95 / 3.71x, radix 8 2.74 / 1.17 / 2.42 / 6.49 / 4.45x (simulate-overhead.md). 16,384 "
     "ranks with the overhead, and radix 8 everywhere at 16,384 without it: not run (session 19's queue reached "
-    "the 10:50 cut-off).",
+    "the 10:50 cut-off). Session 19's 4 KiB bcast rule pays for its extra messages there: at 1,024 ranks with "
+    "0.3 us per message (no detached sends) 42.1 us against the radix-8 k-nomial's 23.0 and flat ompi's 113.9 "
+    "(2.71x instead of 4.95x; simulate-bcast-4k.md).",
     "- **Rules chosen by measurement** at 64, 256, 1,024 ranks: bench/results/simulate-radix-choice.md.",
     "- **Host cost at 16,384** (Caracal, up to 4 KiB, session-17 rules): round-robin 461 s CPU, 3.5 GiB Pss, "
     "2,187 s wall beside 3-4 other simulations (load 6-11); block 524 s CPU, 3.1 GiB Pss, 1,151 s wall "
