@@ -218,7 +218,13 @@ def test_scatter_allgather_and_rsag_schedules_by_hand():
 def test_session19_rules_give_the_schedule():
     s = hmc.sched_for(hmc.CARACAL_ENV, "bcast", 4 << 20, 1024)
     assert (s.node_bcast, s.node_k, s.top_bcast, s.top_k) == ("knomial", 32, "scatter_allgather", 32)
+    # 1-64 KiB: scatter_allgather:32 from 16 leaders (the top level's group size, `#16-`), the
+    # radix-8 k-nomial below (simulate-bcast-4k.md)
     s = hmc.sched_for(hmc.CARACAL_ENV, "bcast", 4096, 1024)
+    assert (s.top_bcast, s.top_k) == ("scatter_allgather", 32)
+    s = hmc.sched_for(hmc.CARACAL_ENV, "bcast", 4096, 512)
+    assert (s.top_bcast, s.top_k) == ("scatter_allgather", 32)
+    s = hmc.sched_for(hmc.CARACAL_ENV, "bcast", 4096, 256)
     assert (s.top_bcast, s.top_k) == ("knomial", 8)
     env = hmc.load_rules(f"rsag={ROOT / 'bench/simulate/rules/allreduce-rsag.env'}")[1]
     s = hmc.sched_for(env, "allreduce", 4 << 20, 256)
