@@ -220,8 +220,8 @@ STATUS = [
     "simulate-bcast-4k.md), allreduce 8 B 9.4 / 60.7 (6.46x), 4 KiB 22.3 / 136.9 (6.14x). Block mapping "
     "gives ompi's radix-4 tree its last rounds inside the nodes (4 KiB: 216.2 us round-robin -> 26.4); the "
     "k-nomial's 3 rounds of whole 4 KiB messages over 512 leaders lost to it, the scatter's shrinking blocks and "
-    "2 Bruck rounds of 8 B blocks do not. Flat ompi's 4 MiB bcast with block mapping: 12,688 us (Caracal's: "
-    "simulate-bcast-sag.md). At 64 and 256 ranks block wins every case up to 4 KiB (1.13-3.45x).",
+    "2 Bruck rounds of 8 B blocks do not. The 4 MiB bcast with block mapping: flat ompi 12,688 us, Caracal "
+    "945.5 (its round-robin time to the nanosecond; 13.4x, simulate-bcast-sag.md). At 64 and 256 ranks block wins every case up to 4 KiB (1.13-3.45x).",
     "- **4,096 ranks** (session 19, round-robin, scaling.py's CARACAL_ENV, `smpi/send-is-detached-thresh:0` "
     "like the flat rows): against the best of ompi and mvapich2 (flat17's runs) 3.39x (barrier), 2.05x (8 B "
     "bcast), 1.22x (4 KiB bcast, mvapich2's SMP-aware 33.5 us; 1.77x with session 19's bcast rule, 18.9 us), 1.43x (4 MiB bcast, ompi's 1,408.7), 5.32x "
