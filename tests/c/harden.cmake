@@ -113,18 +113,20 @@ endif()
 # The stress driver replays a seed exactly: two runs of one seed print the same sequence of
 # calls (STRESS_TRACE=1: family, type, operator, count, root, communicator size, in place,
 # blocking/nonblocking/persistent and start number of each) and the same result line. The
-# trace goes to stderr and the result line to stdout: the launcher may forward the two
-# streams in either order, so each is compared on its own.
+# trace goes to stderr and the result line to stdout, each into its own file: a launcher that
+# forwards both streams into one pipe may splice a trace line into the result line (Intel MPI's
+# hydra did, once in CI), so the streams are never merged.
 caracal_launcher_env(_replay_env "${CARACAL_PRELOAD_PREFIX}$<TARGET_FILE:caracal>" STRESS_TRACE=1 CARACAL_COLL=force
                      CARACAL_NODE_SIZE=2 CARACAL_BCAST=knomial:3)
 string(REPLACE ";" " " _replay_env "${_replay_env}")
 string(REPLACE ";" " " _replay_flags "${CARACAL_MPIEXEC_FLAGS}")
 add_test(NAME stress_replay_np3
-         COMMAND sh -c "run() { ${CARACAL_MPIEXEC} ${_replay_flags} -n 3 ${_replay_env} $<TARGET_FILE:caracal-stress> 1042 300 2>&1 | grep '^stress'; }; \
-a=$(run); b=$(run); ta=$(echo \"$a\" | grep '^stress: call'); tb=$(echo \"$b\" | grep '^stress: call'); \
-ra=$(echo \"$a\" | grep '^stress seed'); rb=$(echo \"$b\" | grep '^stress seed'); echo \"$ra\"; \
+         COMMAND sh -c "d=$(mktemp -d) || exit 1; trap 'rm -rf \"$d\"' EXIT; \
+run() { ${CARACAL_MPIEXEC} ${_replay_flags} -n 3 ${_replay_env} $<TARGET_FILE:caracal-stress> 1042 300 >\"$d/$1.out\" 2>\"$d/$1.err\"; }; \
+run a && run b || { tail -n 3 \"$d\"/*; exit 1; }; ta=$(grep '^stress: call' \"$d/a.err\"); tb=$(grep '^stress: call' \"$d/b.err\"); \
+ra=$(grep '^stress seed' \"$d/a.out\"); rb=$(grep '^stress seed' \"$d/b.out\"); echo \"$ra\"; \
 n=$(echo \"$ta\" | grep -c .); echo \"$n calls traced\"; \
-test $n -gt 300 && test \"$ta\" = \"$tb\" && test \"$ra\" = \"$rb\" && echo \"$ra\" | grep -q ', 0 mismatches'")
+test $n -gt 300 && test \"$ta\" = \"$tb\" && test \"$ra\" = \"$rb\" && echo \"$ra\" | grep -q ', 0 mismatches' || { tail -n 3 \"$d\"/*; exit 1; }")
 set_tests_properties(stress_replay_np3 PROPERTIES TIMEOUT 300
   ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
 
