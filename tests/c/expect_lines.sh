@@ -5,8 +5,13 @@
 # must be printed once per job, not once per rank or node.
 count=$1 text=$2
 shift 2
-out=$("$@" 2>&1)
+# stdout and stderr are captured apart and joined after: a launcher that forwards both into one
+# pipe may splice a line of one into a line of the other (Intel MPI's hydra did in CI)
+err=$(mktemp) || exit 1
+out=$("$@" 2>"$err")
 rc=$?
+out=$(printf '%s\n' "$out"; cat "$err")
+rm -f "$err"
 echo "$out"
 if [ $rc -ne 0 ]; then
     echo "expect_lines.sh: command failed with exit status $rc"

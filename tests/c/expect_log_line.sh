@@ -7,8 +7,13 @@
 #              ranks took the same decision
 mode=$1 np=$2 line=$3
 shift 3
-out=$("$@" 2>&1)
+# stdout and stderr are captured apart and joined after: a launcher that forwards both into one
+# pipe may splice a line of one into a line of the other (Intel MPI's hydra did in CI)
+err=$(mktemp) || exit 1
+out=$("$@" 2>"$err")
 rc=$?
+out=$(printf '%s\n' "$out"; cat "$err")
+rm -f "$err"
 echo "$out"
 if [ $rc -ne 0 ]; then
     echo "expect_log_line.sh: command failed with exit status $rc"

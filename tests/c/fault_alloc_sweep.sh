@@ -10,9 +10,13 @@
 limit=$1 list=$2
 shift 2
 bad=0 ok=0 oom=0
+err=$(mktemp) || exit 1
+trap 'rm -f "$err"' EXIT
 for n in $list; do
-  out=$(FAULT_ALLOC=$n timeout -k 5 "$limit" "$@" 2>&1)
+  # stdout and stderr apart, joined after (a launcher may splice a line of one into the other's)
+  out=$(FAULT_ALLOC=$n timeout -k 5 "$limit" "$@" 2>"$err")
   rc=$?
+  out=$(printf '%s\n' "$out"; cat "$err")
   # A crash is a signal that only a fault raises: SIGILL, SIGABRT, SIGBUS, SIGFPE, SIGSEGV
   # (numbers 4, 6, 7, 8, 11 on Linux), as either launcher words it ("signal 11", "Segmentation
   # fault"), or a wrong result. When rank 0 aborts, the launcher tears the other rank down
