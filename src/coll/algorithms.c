@@ -92,8 +92,12 @@ void caracal_algorithms_print_json(void *stream)
             const caracal_alg_info *a = &caracal_algs[i];
             if (a->coll != (caracal_coll)c)
                 continue;
-            fprintf(f, "%s\n    {\"name\": \"%s\", \"scope\": \"%s\", \"default\": %s, \"description\": ",
-                    first ? "" : ",", a->name, a->scope, a == caracal_alg_default(c) ? "true" : "false");
+            /* flags: the row's CARACAL_ALG_* bits by name ("whole": a level running it keeps a
+             * schedule's message in one piece, ml/levels.c) */
+            fprintf(f, "%s\n    {\"name\": \"%s\", \"scope\": \"%s\", \"default\": %s, \"flags\": [%s], "
+                       "\"description\": ",
+                    first ? "" : ",", a->name, a->scope, a == caracal_alg_default(c) ? "true" : "false",
+                    (a->flags & CARACAL_ALG_WHOLE) ? "\"whole\"" : "");
             jstr(f, a->desc);
             fputc('}', f);
             first = 0;

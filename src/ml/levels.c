@@ -47,6 +47,16 @@ static int use_shm(const caracal_ml_args *a, int l, caracal_alg alg, int kind, s
 }
 static size_t nbytes(int count, MPI_Datatype dt) { return count > 0 ? (size_t)count * caracal_type_size(dt) : 0; }
 
+/* The peers a bcast primitive gives a member of a group of `size` (what the budget weighs) */
+static int bcast_peers(caracal_alg alg, int size)
+{
+    if (!strcmp(alg.alg, "scatter_allgather")) /* its Bruck partners +-j*k^i */
+        return caracal_dissemination_peers(radix(alg), size);
+    if (!strcmp(alg.alg, "nary"))
+        return caracal_nary_peers(alg.param >= 1 ? alg.param : 2, size);
+    return caracal_knomial_peers(radix(alg), size);
+}
+
 caracal_task *caracal_ml_level_bcast(const caracal_ml_args *a, int l, void *buf, int count, MPI_Datatype dt,
                                      int root, int tag)
 {
@@ -55,9 +65,8 @@ caracal_task *caracal_ml_level_bcast(const caracal_ml_args *a, int l, void *buf,
     if (use_shm(a, l, alg, CARACAL_SHM_K_BCAST, nbytes(count, dt)))
         return caracal_shm_bcast(a->h, buf, count, dt, root);
     int nary = !strcmp(alg.alg, "nary"), arity = alg.param >= 1 ? alg.param : 2;
-    int sag = !strcmp(alg.alg, "scatter_allgather"); /* peers: its Bruck partners +-j*k^i */
-    int budget = budget_arity(a, l, sag ? caracal_dissemination_peers(radix(alg), lv->size)
-                                  : nary ? caracal_nary_peers(arity, lv->size) : caracal_knomial_peers(radix(alg), lv->size));
+    int sag = !strcmp(alg.alg, "scatter_allgather");
+    int budget = budget_arity(a, l, bcast_peers(alg, lv->size));
     if (budget)
         return caracal_p2p_bcast_nary(buf, count, dt, root, budget, lv->comm, tag);
     if (sag)
@@ -157,11 +166,15 @@ int caracal_ml_nchunks(const caracal_ml_args *a, int count, MPI_Datatype dt)
      * rounds of small blocks sharing every link, all ending with the whole message (SimGrid,
      * 256 ranks round-robin, 4 MiB bcast: 954 us in 12 chunks, 869 in one; one after another,
      * 1,693: each chunk pays the rounds' latencies). Decided from the levels' largest groups
-     * and the bytes, the same on every rank. */
+     * and the bytes, the same on every rank. A primitive that CARACAL_PEER_BUDGET replaces by
+     * n-ary trees (the top level's bcast, caracal_ml_level_bcast) does not run: the trees
+     * pipeline like any other. */
     for (int l = 0; l < h->nlevels && n > 1; l++) {
         caracal_alg alg = caracal_select_level(a->choice, h->level[l].kind, h->level[l].maxgroup);
         const caracal_alg_info *row = caracal_alg_find(a->choice->coll, alg.alg);
-        if (row && (row->flags & CARACAL_ALG_WHOLE)) {
+        int replaced = a->choice->coll == CARACAL_BCAST &&
+                       budget_arity(a, l, bcast_peers(alg, h->level[l].maxgroup)) > 0;
+        if (row && (row->flags & CARACAL_ALG_WHOLE) && !replaced) {
             caracal_log("algo", "pipeline: %s of %zu bytes not chunked: %s=%s keeps it whole", family, bytes,
                         h->level[l].kind, alg.alg);
             return 1;

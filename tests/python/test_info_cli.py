@@ -22,6 +22,18 @@ def test_algorithms_lists_every_family(cli):
             assert alg["description"] and alg["name"] in text
 
 
+def test_algorithms_show_the_whole_flag(cli):
+    """The table's flags column (coll/algorithms.def): scatter_allgather alone keeps a schedule's
+    message whole; the listing says so beside it and nowhere else."""
+    doc = json.loads(cli("info", "--algorithms", "--json", check=True).stdout)
+    whole = [(f["name"], a["name"]) for f in doc["families"] for a in f["algorithms"] if a["flags"]]
+    assert whole == [("bcast", "scatter_allgather")]
+    assert all(a["flags"] in ([], ["whole"]) for f in doc["families"] for a in f["algorithms"])
+    text = cli("info", "--algorithms", check=True).stdout
+    lines = [l for l in text.splitlines() if "[whole:" in l]
+    assert len(lines) == 1 and lines[0].split()[0] == "scatter_allgather"
+
+
 def test_algorithms_shows_user_rule(cli):
     out = cli("info", "--algorithms", check=True, env={"CARACAL_BCAST": "nary:3"}).stdout
     bcast = out.split("bcast  (CARACAL_BCAST)")[1].split("reduce  (")[0]

@@ -180,7 +180,8 @@ def print_algorithms(doc):
         width = max(len(a["name"]) for a in fam["algorithms"])
         for a in fam["algorithms"]:
             mark = "*" if a["default"] else " "
-            print(f"   {mark}{a['name']:<{width}}  {a['scope']:<10}  {a['description']}")
+            whole = " [whole: a level running it is not chunked]" if "whole" in a.get("flags", []) else ""
+            print(f"   {mark}{a['name']:<{width}}  {a['scope']:<10}  {a['description']}{whole}")
     others = [x for x in doc.get("always_native", []) if x not in {f["name"] for f in doc["families"]}]
     if others:
         print("\nAlways native: " + ", ".join(others) + ".")
