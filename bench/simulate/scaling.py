@@ -48,6 +48,21 @@ sys.path.insert(0, str(ROOT / "python"))
 from caracal.sim.run import CARACAL_NATIVE_CFG  # noqa: E402
 LINE = re.compile(r"coll_time: (\w+) (\d+) ranks=(\d+) us=([0-9.]+) min=([0-9.]+)")
 
+# Later result files (in bench/results) that measured some of the report's Caracal cases alone
+# (--only, --min-bytes), with the rules that are now CARACAL_ENV: --report shows their number in a
+# cell whose own run chose otherwise (or has none), with a note naming the file, the session and
+# the number replaced (`current_cells`). Only their `runs` are read (not `extra`); a run counts
+# for a cell when platform, ppn, ranks, mapping and case are the cell's and, for that case, its
+# rules choose what CARACAL_ENV chooses on every level (`rule_choice`). Later entries win.
+# `sessions`: "RANKS MAPPING" -> the session of a run measured after the file's own session.
+SUPPLEMENTS = [
+    {"json": "simulate-bcast-sag.json", "session": "18", "sessions": {"16384 block": "19"}},
+    {"json": "simulate-bcast-4k.json", "session": "19"},
+]
+# The only SMPI option a supplementary run may have beyond (or lack against) the cell's own run,
+# said in the note: the 16,384-rank runs' model (docs/simulate.md, "SimGrid's detached sends").
+SUPPLEMENT_OPTIONS = ("smpi/send-is-detached-thresh",)
+
 
 def is_caracal(variant):
     """Caracal's variants: `caracal` (the table's), `caracal-LABEL` (other rule sets, --caracal-env)."""
@@ -252,6 +267,13 @@ STATUS = [
 ]
 
 
+CURRENT_NOTE = ("Cells from later runs: where a later result file (scaling.py's SUPPLEMENTS) measured a "
+                "case with scaling.py's current rules (CARACAL_ENV), or rules choosing the same primitive "
+                "on every level for it, and the table's own run chose otherwise, the Caracal cell is that "
+                "number, marked [n]: the note under the table names the file, the session and the number "
+                "replaced (a radix above a level's group runs as the group's size: scatter_allgather:32 over 8 "
+                "leaders runs as :8). [n]\u2020: the table's run chose otherwise and no later run measured the "
+                "current choice (not counted in the Goals table).")
 KNOMIAL_NOTE = ("ompi here: SMPI's ompi selector, except that its bcasts and allreduces below 8 KiB (a k-nomial "
                 "bcast of factor 4, alone or after a binomial reduce) run rebuilt from point-to-point "
                 "(COLL_TIME_KNOMIAL=4, bench/simulate/smpi_knomial.h): SMPI's own sets up with an n^2 ring "
@@ -270,12 +292,112 @@ def variants(runs, ranks, mapping):
     return out
 
 
+def rule_choice(env, case, ranks, ppn):
+    """What Caracal runs for `case` ("bcast 4096") on `ranks` ranks of the cluster (a node level of
+    ppn ranks, a top level of one leader per node) under the rules `env`: the family's variable,
+    the communicator's rule, each level's primitive with the radix it really runs (coll/select.c:
+    the first matching rule; a radix below 2 runs as 2, one above the group as the group's size:
+    tree.c, bcast_scatter_allgather.c), rules of other level kinds, and the settings (keys other
+    than the three families'). Two rule sets with equal choices run the same schedule for it."""
+    import hier_model_check as hmc  # here, not at the top: it imports this module's CARACAL_ENV
+    family, nbytes = case.split()[0], int(case.split()[1])
+    key = hmc.FAMILY[family]
+    rules = hmc.parse_rules(env.get(key, ""))
+    comm = hmc.select(rules, "comm", nbytes, ranks)
+
+    def level(kind, n):
+        alg = hmc.select(rules, kind, nbytes, n) or comm
+        if alg and alg[0] in ("knomial", "scatter_allgather"):
+            k = max(alg[1], 2)
+            alg = (alg[0], k if k <= n else max(n, 2))
+        return alg
+    others = tuple(r for r in rules if r[0] not in ("comm", "node", "top"))
+    settings = tuple(sorted((k, v) for k, v in env.items() if k not in hmc.FAMILY.values()))
+    return (key, comm, level("node", min(ppn, ranks)), level("top", -(-ranks // ppn)), others, settings)
+
+
+def choice_text(choice):
+    """'node knomial:32, top scatter_allgather:32' (+ settings) for a rule_choice."""
+    def alg(a):
+        return "none" if a is None else a[0] + (f":{a[1]}" if a[1] else "")
+    out = [f"node {alg(choice[2])}", f"top {alg(choice[3])}"]
+    out += [f"{k}={v}" for k, v in choice[5]]
+    return ", ".join(out)
+
+
+def smpi_options(r):
+    """The SMPI options a run asked for (its cfg without what `caracal simulate` adds for Caracal)."""
+    return sorted(set(r.get("cfg", [])) - set(CARACAL_NATIVE_CFG))
+
+
+def load_supplements(doc, base, entries):
+    """The Caracal runs of each supplementary JSON (entries as SUPPLEMENTS, paths relative to
+    `base`), each tagged with its file (_src) and session (_session); nothing from a file of
+    another platform, ppn or metric than `doc`."""
+    out = []
+    for e in entries:
+        sup = json.loads((Path(base) / e["json"]).read_text())
+        if (sup.get("platform"), sup.get("ppn"), sup.get("metric") == "s16") != \
+                (doc.get("platform"), doc.get("ppn"), doc.get("metric") == "s16"):
+            continue
+        for r in sup["runs"]:
+            if is_caracal(r["variant"]):
+                out.append(dict(r, caracal_env=r.get("caracal_env") or sup["caracal_env"], _src=e["json"],
+                                _session=e.get("sessions", {}).get(f"{r['ranks']} {r['mapping']}", e["session"])))
+    return out
+
+
+def current_cells(doc, sel, ranks, mapping, cases, supplements, env=None):
+    """{case: (us or None, note or None, stale)} for the Caracal column of one table: the table's
+    own number where its run chose what `env` (CARACAL_ENV) chooses for the case; else the last
+    supplementary run that did (note: file, session, run, the number it replaces, and the SMPI
+    options where they differ from the table's run); else the table's number, stale (its run chose
+    otherwise and nothing later measured the current choice)."""
+    env = env or CARACAL_ENV
+    ppn = doc["ppn"]
+    own = sel.get("caracal", {"runs": []})["runs"]
+    out = {}
+    for c in cases:
+        want = rule_choice(env, c, ranks, ppn)
+        base = next((r for r in reversed(own) if c in r["us"]), None)
+        base_env = base and (base.get("caracal_env") or doc["caracal_env"])
+        if base and rule_choice(base_env, c, ranks, ppn) == want:
+            out[c] = (base["us"][c], None, False)
+            continue
+        ref = base or (own[-1] if own else None)  # the run whose SMPI options the table's row has
+        cands = [r for r in supplements if (r["ranks"], r["mapping"]) == (ranks, mapping) and c in r["us"]
+                 and all(o.startswith(SUPPLEMENT_OPTIONS) for o in
+                         set(smpi_options(r)) ^ set(smpi_options(ref) if ref else []))
+                 and rule_choice(r["caracal_env"], c, ranks, ppn) == want]
+        if not cands:
+            out[c] = (base["us"][c], f"\u2020 older rules: the table's run ({base.get('_src', 'this JSON')}) chose "
+                      f"{choice_text(rule_choice(base_env, c, ranks, ppn))} for this case, scaling.py's rules "
+                      f"choose {choice_text(want)}; not measured with them since, not counted in the Goals table.",
+                      True) if base else (None, None, False)
+            continue
+        r = cands[-1]
+        note = (f"{r['us'][c]:.1f}: {r['_src']}, session {r['_session']} (run {r['variant']}: "
+                f"{choice_text(want)}, as scaling.py's rules choose); ")
+        note += (f"replaces {base['us'][c]:.1f} ({base.get('_src', 'this JSON')}: "
+                 f"{choice_text(rule_choice(base_env, c, ranks, ppn))})" if base else "the table's run has none")
+        if ref and smpi_options(r) != smpi_options(ref):
+            note += (f"; SMPI options {', '.join(smpi_options(r)) or 'none'}, the table's run "
+                     f"{', '.join(smpi_options(ref)) or 'none'}")
+        out[c] = (r["us"][c], note + ".", False)
+    return out
+
+
 def report(args):
     doc = json.loads(Path(args.json).read_text())
-    runs = doc["runs"] + [r for f in args.with_json for r in json.loads(Path(f).read_text())["runs"]
-                          if r.get("variant") in ("caracal",) + SELECTORS and all(
-                              c.startswith("smpi/send-is-detached-thresh") for c in r.get("cfg_asked", ()))]
+    name = Path(args.json).name
+    runs = [dict(r, _src=name) for r in doc["runs"]] + [
+        dict(r, _src=Path(f).name) for f in args.with_json for r in json.loads(Path(f).read_text())["runs"]
+        if r.get("variant") in ("caracal",) + SELECTORS and all(
+            c.startswith("smpi/send-is-detached-thresh") for c in r.get("cfg_asked", ()))]
     old = doc.get("metric") == "s16"
+    supplements = [] if old else load_supplements(doc, Path(args.json).parent, [
+        {"json": f.rpartition(":")[0] or f, "session": f.rpartition(":")[2] if ":" in f else "?"}
+        if isinstance(f, str) else f for f in (args.supplement if args.supplement is not None else SUPPLEMENTS)])
     cases = ["barrier 0", "bcast 8", "bcast 4096", "bcast 4194304", "allreduce 8", "allreduce 4096",
              "allreduce 4194304"]
     lines = ["# Simulated scaling: Caracal's hierarchical collectives vs SMPI's flat ones"
@@ -287,16 +409,22 @@ def report(args):
              "bench/simulate/coll_time.c; simulated microseconds per call (slowest rank). "
              "best flat = the fastest of SMPI's selectors ompi, mpich, mvapich2, impi; "
              "speedup = best flat / Caracal (> 1: Caracal faster). Caracal: "
-             + ", ".join(f"{k}={v}" for k, v in doc["caracal_env"].items()) + ".",
+             + ", ".join(f"{k}={v}" for k, v in doc["caracal_env"].items()) + "."
+             + ("" if old else " " + CURRENT_NOTE + " Current rules: "
+                + ", ".join(f"{k}={v}" for k, v in CARACAL_ENV.items()) + "."),
              "", "Host cost: wall seconds (at idle priority on a shared 2-core machine, load as given: "
              "mostly waiting), CPU seconds where recorded, and memory: Pss where recorded (what the "
              "run really takes), else the RSS, which counts SMPI's shared 4 MiB buffers once per rank "
              "(docs/simulate.md, \"Host memory\"). Runs before session 12 used dlopen privatization.", ""]
     keys = sorted({(r["ranks"], r["mapping"]) for r in doc["runs"]})
+    cells = {}  # (ranks, mapping) -> current_cells
     for ranks, mapping in keys:
         sel = variants(runs, ranks, mapping)
         if not sel:
             continue
+        cells[ranks, mapping] = cur = {c: (sel.get("caracal", {"us": {}})["us"].get(c), None, False)
+                                       for c in cases} if old else \
+            current_cells(doc, sel, ranks, mapping, cases, supplements)
         # the rules of the run of every family (a one-family run, e.g. flat17's bcast at 16,384, may
         # carry other families' rules it did not use)
         full = [r for r in sel.get("caracal", {"runs": []})["runs"] if not r.get("only")]
@@ -306,25 +434,31 @@ def report(args):
         lines += [f"## {ranks} ranks, {mapping} mapping", ""] + rules + [
                   "| case | Caracal | " + " | ".join(SELECTORS) + " | best flat | speedup |",
                   "|---|---:|" + "---:|" * len(SELECTORS) + "---:|---:|"]
+        notes = []
         for c in cases:
-            car = sel.get("caracal", {"us": {}})["us"].get(c)
+            car, note, stale = cur[c]
+            mark = ""
+            if note:
+                notes.append(note)
+                mark = f" [{len(notes)}]" + ("\u2020" if stale else "")
             flats = [sel[s]["us"].get(c) if s in sel else None for s in SELECTORS]
             flats_ok = [f for f in flats if f is not None]
             best = min(flats_ok) if flats_ok else None
-            row = [c, f"{car:.1f}" if car is not None else "-"] + \
+            row = [c, f"{car:.1f}{mark}" if car is not None else "-"] + \
                   [f"{f:.1f}" if f is not None else "-" for f in flats] + \
                   [f"{best:.1f}" if best else "-", f"{best / car:.2f}x" if best and car else "-"]
             lines.append("| " + " | ".join(row) + " |")
-        lines += ["", "host: " + "; ".join(_host(v + (f" ({r['only']})" if r.get("only") else ""), r)
-                                           for v, x in sel.items() for r in x["runs"]), ""]
+        lines += [""] + [f"[{i}] {n}" for i, n in enumerate(notes, 1)] + ([""] if notes else [])
+        lines += ["host: " + "; ".join(_host(v + (f" ({r['only']})" if r.get("only") else ""), r)
+                                       for v, x in sel.items() for r in x["runs"]), ""]
         if any(r.get("knomial") for x in sel.values() for r in x["runs"]):
             lines += [KNOMIAL_NOTE, ""]
     sizes = {r["ranks"] for r in doc["runs"]}  # --with's runs only beside this JSON's sizes
-    lines += goals([r for r in runs if r["ranks"] in sizes], cases) + model_checks(doc, cases) + knomial_checks(doc, cases) + \
-        (doc.get("notes") or (STATUS_S16 if old else STATUS))
+    lines += goals([r for r in runs if r["ranks"] in sizes], cases, cells) + model_checks(doc, cases) + \
+        knomial_checks(doc, cases) + (doc.get("notes") or (STATUS_S16 if old else STATUS))
     out = Path(args.json).with_suffix(".md")
     out.write_text("\n".join(lines) + "\n")
-    plot(doc, cases, Path(args.json).with_suffix(".png"))
+    plot(doc, cases, Path(args.json).with_suffix(".png"), None if old else cells)
     print(out)
 
 
@@ -357,28 +491,31 @@ def choice_report(args):
     print(out)
 
 
-def goals(runs, cases):
+def goals(runs, cases, cells=None):
     """The issue's goal per rank count: round-robin at least 1.5x the best flat in every case,
-    block never slower (>= 1x); only the selectors measured at that size count as flat."""
+    block never slower (>= 1x); only the selectors measured at that size count as flat. Caracal's
+    number per case from `cells` (report's current_cells) where given: a stale one (its run chose
+    otherwise than CARACAL_ENV, nothing later measured) is listed apart, not counted."""
     out = ["## Goals", "", "| ranks | mapping | flat selectors measured | cases | min speedup | "
-           "cases below goal |", "|---:|---|---|---:|---:|---|"]
+           "cases below goal | not counted (older rules, \u2020) |", "|---:|---|---|---:|---:|---|---|"]
     for ranks in sorted({r["ranks"] for r in runs}):
         for mapping, goal in (("roundrobin", 1.5), ("block", 1.0)):
             sel = variants(runs, ranks, mapping)
             if "caracal" not in sel:
                 continue
+            cur = (cells or {}).get((ranks, mapping)) or {c: (sel["caracal"]["us"].get(c), None, False) for c in cases}
             flats = [v for v in SELECTORS if v in sel]
-            sp = {}
+            sp, stale = {}, []
             for c in cases:
-                car = sel["caracal"]["us"].get(c)
+                car, _, old = cur[c]
                 best = [sel[v]["us"][c] for v in flats if c in sel[v]["us"]]
                 if car and best:
-                    sp[c] = min(best) / car
+                    (stale.append(f"{c} {min(best) / car:.2f}x") if old else sp.__setitem__(c, min(best) / car))
             if not sp:
                 continue
             below = [f"{c} {x:.2f}x" for c, x in sp.items() if x < goal]
             out.append(f"| {ranks} | {mapping} (goal {goal}x) | {', '.join(flats) or '-'} | {len(sp)} | "
-                       f"{min(sp.values()):.2f}x | {'; '.join(below) or 'none'} |")
+                       f"{min(sp.values()):.2f}x | {'; '.join(below) or 'none'} | {'; '.join(stale) or '-'} |")
     return out + [""]
 
 
@@ -439,7 +576,9 @@ def _host(variant, r):
     return f"{variant} {wall}{cpu}, {mem}{priv}, load {r['load']}{note}"
 
 
-def plot(doc, cases, out):
+def plot(doc, cases, out, cells=None):
+    """Per case and mapping, time against ranks: each selector's recorded runs, and Caracal's
+    numbers from `cells` (report's current_cells, stale ones left out) where given."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -450,6 +589,9 @@ def plot(doc, cases, out):
             for variant in ("caracal",) + SELECTORS:
                 pts = sorted((r["ranks"], r["us"][c]) for r in doc["runs"]
                              if r["mapping"] == mapping and r["variant"] == variant and c in r["us"])
+                if variant == "caracal" and cells is not None:
+                    pts = sorted((n, cur[c][0]) for (n, m), cur in cells.items()
+                                 if m == mapping and cur[c][0] is not None and not cur[c][2])
                 if pts:
                     ax.plot(*zip(*pts), marker="o", lw=2 if variant == "caracal" else 1, label=variant)
             ax.set_xscale("log", base=2)
@@ -486,6 +628,10 @@ def main():
     ap.add_argument("--report", action="store_true")
     ap.add_argument("--with", dest="with_json", action="append", default=[],
                     help="with --report: runs from another JSON (e.g. Caracal's) for this JSON's sizes")
+    ap.add_argument("--supplement", action="append", metavar="FILE",
+                    help="with --report: FILE[:SESSION], a later JSON whose Caracal runs of the current rules "
+                         "replace the table's cells measured with others (repeated; default SUPPLEMENTS; "
+                         "paths relative to --json's directory)")
     ap.add_argument("--report-choice", action="store_true", help="table of the caracal-LABEL rule sets tried")
     ap.add_argument("--import", dest="import_out", metavar="FILE",
                     help="add one run from caracal simulate's saved output (one --ranks, --mappings, --variants)")
