@@ -161,8 +161,16 @@ void caracal_req_start(caracal_call *c, MPI_Request req);
 void caracal_req_forget(MPI_Request req);
 /** Before a Wait/Test call: is any receive tracked at all? (fast check) */
 extern int caracal_req_ntracked;
-/** After a completion: account the receive behind REQ (if tracked) from its status. */
+/** After a completion: account the receive behind REQ (if tracked) from its status
+ * (single-threaded only: requests.c). */
 void caracal_req_completed(MPI_Request req, const MPI_Status *st);
+/** Under MPI_THREAD_MULTIPLE, before a completion call: take the records of the N requests out
+ * of the table (fn < 0: none); after it, account each completed one from its status and put
+ * back the others whose handles the caller still holds. Each consumes the record (fn = -1). */
+typedef struct { int fn, site; } caracal_req_rec;
+void caracal_req_detach(const MPI_Request *rqs, int n, caracal_req_rec *out);
+void caracal_req_account(caracal_req_rec *r, const MPI_Status *st);
+void caracal_req_attach(MPI_Request req, caracal_req_rec *r);
 
 /* The state, read by output code. */
 typedef struct {

@@ -1,6 +1,18 @@
 /* Requests the profiler must remember: nonblocking receives (their bytes are known
  * only at completion, from the status) and persistent requests (traffic is counted
- * at each MPI_Start). Keys are the C request handles. */
+ * at each MPI_Start). Keys are the C request handles.
+ *
+ * A handle names a request only while the request lives: the call that completes a
+ * nonblocking receive frees it, and the library may hand the same value to the next request
+ * any thread creates. Under MPI_THREAD_MULTIPLE that can happen before the completing call has
+ * come back to the profiler, so there a completion call takes its receives' records out of the
+ * table before it calls the library (caracal_req_detach: the handles are still the caller's
+ * then), accounts the completed ones from the records it holds (caracal_req_account) and puts
+ * back those still in flight (caracal_req_attach: their handles were not freed). Single-threaded,
+ * no other request can appear during the call: the records are found after it
+ * (caracal_req_completed), as they always were. So a record in the table is always the
+ * current request of its handle or a stale one whose completion the profiler did not see
+ * (docs/profile-format.md, "Limits"), and a new request of that handle replaces it. */
 #include "prof.h"
 #include "log.h"
 #include <stdlib.h>
@@ -88,6 +100,21 @@ static void caracal_req_completed_unlocked(MPI_Request req, const MPI_Status *st
         CARACAL_POKE(caracal_req_ntracked, caracal_req_ntracked - 1);
 }
 
+static void caracal_req_detach_unlocked(const MPI_Request *rqs, int n, caracal_req_rec *out)
+{
+    for (int i = 0; i < n; i++) {
+        entry *e = rqs[i] != MPI_REQUEST_NULL && recvs ? find(&recvs, CARACAL_KEY(rqs[i]), 0) : NULL;
+        out[i].fn = -1;
+        if (!e)
+            continue;
+        out[i].fn = e->fn;
+        out[i].site = e->site;
+        erase(recvs, e);
+        if (caracal_req_ntracked > 0)
+            CARACAL_POKE(caracal_req_ntracked, caracal_req_ntracked - 1);
+    }
+}
+
 static void caracal_req_persistent_unlocked(MPI_Request req, int is_send, MPI_Count count, MPI_Datatype type, int dest,
                             MPI_Comm comm, int fn, int site)
 {
@@ -155,6 +182,30 @@ void caracal_req_completed(MPI_Request req, const MPI_Status *st)
     caracal_prof_lock();
     caracal_req_completed_unlocked(req, st);
     caracal_prof_unlock();
+}
+
+void caracal_req_detach(const MPI_Request *rqs, int n, caracal_req_rec *out)
+{
+    caracal_prof_lock();
+    caracal_req_detach_unlocked(rqs, n, out);
+    caracal_prof_unlock();
+}
+
+void caracal_req_attach(MPI_Request req, caracal_req_rec *r)
+{
+    if (r->fn >= 0 && req != MPI_REQUEST_NULL)
+        caracal_req_track_recv(req, r->fn, r->site);
+    r->fn = -1;
+}
+
+void caracal_req_account(caracal_req_rec *r, const MPI_Status *st)
+{
+    if (r->fn < 0)
+        return;
+    caracal_call tmp = {0};
+    caracal_acct_status(&tmp, st);
+    caracal_prof_add_bytes(r->fn, r->site, tmp.bytes);
+    r->fn = -1;
 }
 
 void caracal_req_persistent(MPI_Request req, int is_send, MPI_Count count, MPI_Datatype type, int dest,

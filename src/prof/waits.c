@@ -1,23 +1,28 @@
 /* Wait/Test family. Before the call we copy the request handles (completion sets
  * them to MPI_REQUEST_NULL) and substitute statuses when the user ignores them, but
  * only when some receive is being tracked; after it, each completed tracked receive
- * adds the bytes its status reports to the call that posted it. */
+ * adds the bytes its status reports to the call that posted it.
+ * Under MPI_THREAD_MULTIPLE the records of the receives are taken out of the table before
+ * the call and those not completed put back after it: a handle the call frees can be given
+ * to another thread's new request before the call returns here (requests.c). */
 #include "hooks.h"
 #include <stdlib.h>
 
 #define SMALL 64
 
 typedef struct {
-    MPI_Request rq_small[SMALL], *rq;
+    MPI_Request rq_small[SMALL], *rq, *user_rq;
     MPI_Status st_small[SMALL], *st, *user_st;
+    caracal_req_rec rec_small[SMALL], *rec; /* threaded: the records taken out */
     int n;
 } snap;
 
 /* Returns the status array to hand to MPI. */
-static MPI_Status *snap_take(snap *s, int n, const MPI_Request *rqs, MPI_Status *sts, int with_st)
+static MPI_Status *snap_take(snap *s, int n, MPI_Request *rqs, MPI_Status *sts, int with_st)
 {
     s->n = 0;
     s->rq = NULL;
+    s->rec = NULL;
     s->user_st = sts;
     if (!CARACAL_PEEK(caracal_req_ntracked) || n <= 0)
         return sts;
@@ -34,17 +39,43 @@ static MPI_Status *snap_take(snap *s, int n, const MPI_Request *rqs, MPI_Status 
             return sts;
         }
     }
+    if (caracal_threaded) { /* (no memory for the records: found after the call, as single-threaded) */
+        s->user_rq = rqs;
+        s->rec = n <= SMALL ? s->rec_small : malloc(sizeof(caracal_req_rec) * (size_t)n);
+        if (s->rec)
+            caracal_req_detach(s->rq, n, s->rec);
+    }
     return s->st;
+}
+
+/* Request i completed with status ST. */
+static void snap_account(snap *s, int i, const MPI_Status *st)
+{
+    if (!s->n || i < 0 || i >= s->n)
+        return;
+    if (s->rec)
+        caracal_req_account(&s->rec[i], st);
+    else
+        caracal_req_completed(s->rq[i], st);
 }
 
 static void snap_done(snap *s, int i, int status_index)
 {
-    if (s->n && i >= 0 && i < s->n)
-        caracal_req_completed(s->rq[i], &s->st[status_index]);
+    if (s->n)
+        snap_account(s, i, &s->st[status_index]);
 }
 
 static void snap_free(snap *s)
 {
+    if (s->rec) {
+        /* records of requests the call did not complete go back: their handles are still the
+         * caller's (a completed one's slot holds MPI_REQUEST_NULL, or its record was consumed) */
+        for (int i = 0; i < s->n; i++)
+            if (s->rec[i].fn >= 0 && s->user_rq[i] == s->rq[i])
+                caracal_req_attach(s->rq[i], &s->rec[i]);
+        if (s->rec != s->rec_small)
+            free(s->rec);
+    }
     if (s->rq && s->rq != s->rq_small)
         free(s->rq);
     if (s->n && s->st && s->st != s->user_st && s->st != s->st_small)
@@ -58,6 +89,7 @@ static MPI_Status *one(snap *s, MPI_Request *rq, MPI_Status *st)
     if (!CARACAL_PEEK(caracal_req_ntracked)) {
         s->n = 0;
         s->rq = NULL;
+        s->rec = NULL;
         return st;
     }
     snap_take(s, 1, rq, NULL, 0);
@@ -130,9 +162,8 @@ int caracal_hook_waitany(caracal_waitany_fn t, void *ra, int n, MPI_Request *rqs
     snap_take(&s, n, rqs, NULL, 0);
     int rc = t(n, rqs, idx, sp);
     caracal_prof_stop(&c_);
-    if (rc == MPI_SUCCESS && s.n && *idx != MPI_UNDEFINED)
-        caracal_req_completed(s.rq[*idx], sp);
-    s.n = 0; /* statuses were not substituted as an array */
+    if (rc == MPI_SUCCESS && *idx != MPI_UNDEFINED)
+        snap_account(&s, *idx, sp);
     END();
 }
 
@@ -145,9 +176,8 @@ int caracal_hook_testany(caracal_testany_fn t, void *ra, int n, MPI_Request *rqs
     snap_take(&s, n, rqs, NULL, 0);
     int rc = t(n, rqs, idx, flag, sp);
     caracal_prof_stop(&c_);
-    if (rc == MPI_SUCCESS && s.n && *flag && *idx != MPI_UNDEFINED)
-        caracal_req_completed(s.rq[*idx], sp);
-    s.n = 0;
+    if (rc == MPI_SUCCESS && *flag && *idx != MPI_UNDEFINED)
+        snap_account(&s, *idx, sp);
     END();
 }
 

@@ -94,3 +94,26 @@ add_executable(test_threads_drain test_threads_drain.c)
 target_link_libraries(test_threads_drain PRIVATE pthread dl)
 caracal_mpi_test(NAME threads_drain_np2 NP 2 COMMAND $<TARGET_FILE:test_threads_drain> 5 PRELOAD
                  ENV CARACAL_BCAST=native CARACAL_ALLREDUCE=recdbl)
+
+# The profiler under threads when the library hands a completed request's handle to another
+# thread before the completing call has returned to the profiler (tests/c/test_threads_prof_reqs.c
+# forces that interleaving every iteration, through the PMPI completion calls it exports): each
+# receive call site must get exactly the bytes it received (threads_prof_reqs_check.py).
+add_executable(test_threads_prof_reqs test_threads_prof_reqs.c)
+target_link_libraries(test_threads_prof_reqs PRIVATE pthread dl)
+set_target_properties(test_threads_prof_reqs PROPERTIES ENABLE_EXPORTS ON) # (its PMPI_* come first)
+if(CARACAL_MPI_FAMILY STREQUAL "openmpi")
+  set(_thr_riters 96)
+else()
+  set(_thr_riters 80)
+endif()
+caracal_launcher_env(_thr_renv "${CARACAL_PRELOAD_PREFIX}$<TARGET_FILE:caracal>"
+                     CARACAL_PROFILE=${CMAKE_CURRENT_BINARY_DIR}/threads_prof_reqs.json)
+string(REPLACE ";" " " _thr_renv "${_thr_renv}")
+set(_out ${CMAKE_CURRENT_BINARY_DIR}/threads_prof_reqs.out)
+add_test(NAME threads_profile_reqs_np2
+         COMMAND sh -c "rm -f ${CMAKE_CURRENT_BINARY_DIR}/threads_prof_reqs.json && \
+${CARACAL_MPIEXEC} ${_thr_pflags} -n 2 ${_thr_renv} $<TARGET_FILE:test_threads_prof_reqs> 2 ${_thr_riters} > ${_out}; rc=$?; \
+cat ${_out}; [ $rc = 0 ] && python3 ${PROJECT_SOURCE_DIR}/tests/c/threads_prof_reqs_check.py ${_out} ${CMAKE_CURRENT_BINARY_DIR}/threads_prof_reqs.json")
+set_tests_properties(threads_profile_reqs_np2 PROPERTIES TIMEOUT 120
+  ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
