@@ -38,6 +38,7 @@ CONFIGS = {
     "budget2": RULES + ["CARACAL_ALLTOALL=hier", "CARACAL_PEER_BUDGET=2"],
     "budget4": RULES + ["CARACAL_ALLTOALL=hier", "CARACAL_PEER_BUDGET=4"],
 }
+MEMORY_4096 = {"hier": 846, "budget2": 1772, "hier+CARACAL_ALLGATHER=hier": 1778}
 LINE = re.compile(r"^peer_count: (\w+) (\d+) (.*)$")
 
 # What the recorded run (2026-11-26, session 15, commit sim19d) means; kept with the script that
@@ -79,8 +80,7 @@ NOTES = [
     "and make bcast faster (24.0 -> 20.0 us, 34.6 -> 24.7: the binomial tree's 9 rounds against 6 levels), as "
     "at 1,024 ranks. Host: hier 269 s CPU, 6.9 GiB Pss; budget2 268 s CPU, 18.9 GiB Pss (469 s wall, load "
     "4.7); budget4 323 s CPU, 19.0 GiB Pss (371 s wall, load 4.2): the budget runs take nearly three times hier's memory, which is why session 17's "
-    "budget4 beside hier was OOM-killed; why they take it was not investigated (peer_count keeps two n-sized "
-    "int arrays per rank, 2 GiB at 16,384, in every configuration).",
+    "budget4 beside hier was OOM-killed; why: under a budget, peer_count's own setup MPI_Allgather (native in hier) is taken by Caracal's hierarchical allgather (coll/select.c, within_budget: a native rule's peers are unknown), whose per-call scratch is O(n) per rank (counts and displacements, each rank's bytes and offset, the node order), and SMPI keeps every rank's at once in one process. Measured at 4,096 ranks (session 20, the same options, no alltoall; peak Pss): hier 846 MiB, budget2 1,772, hier with CARACAL_ALLGATHER=hier and no budget 1,778: the allgather accounts for 926 of the 932 MiB, about 58 bytes per pair of ranks. At 16,384 that would be 14.5 GiB; 11.7 GiB more was measured (the same n^2 growth, the fixed per-pair figure 20% high). In a real job it is 58 bytes x n per rank for the length of one call (0.9 MiB at 16,384): only the simulator multiplies it by n.",
     "- **Not run at 16,384**: flat (n^2 alltoall, and not asked) and alltoall in every configuration "
     "(hier's 8 B blocks are 128 KiB per rank, private: 4 GiB more). Also not run: alltoallv (bounded like "
     "alltoall since this run, tested at 5-8 ranks in tests/c/peer_budget.cmake), and SMPI's own flat "
@@ -211,7 +211,10 @@ def report(args):
            "bench/simulate/peer_count.c", "configs": CONFIGS, "runs": runs,
            # the recorded run's flat counts, computed (NOTES): off-node max, mean, member max, all max
            "flat_computed_1024": {"barrier": [14, 10.94, 14, 19], "bcast": [5, 0.06, 0, 10],
-                                  "allreduce": [5, 5.0, 5, 10], "alltoall": [992, 992.0, 992, 1023]}}
+                                  "allreduce": [5, 5.0, 5, 10], "alltoall": [992, 992.0, 992, 1023]},
+           # why the budget runs take more memory (NOTES): peak Pss (MiB) of peer_count at 4,096
+           # ranks, smpi/send-is-detached-thresh:0, no alltoall, session 20
+           "memory_4096_pss_mib": MEMORY_4096}
     (res / "peer-budget.json").write_text(json.dumps(doc, separators=(",", ":")) + "\n")
     print(md)
 
