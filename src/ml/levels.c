@@ -172,9 +172,8 @@ int caracal_ml_nchunks(const caracal_ml_args *a, int count, MPI_Datatype dt)
     for (int l = 0; l < h->nlevels && n > 1; l++) {
         caracal_alg alg = caracal_select_level(a->choice, h->level[l].kind, h->level[l].maxgroup);
         const caracal_alg_info *row = caracal_alg_find(a->choice->coll, alg.alg);
-        int replaced = a->choice->coll == CARACAL_BCAST &&
-                       budget_arity(a, l, bcast_peers(alg, h->level[l].maxgroup)) > 0;
-        if (row && (row->flags & CARACAL_ALG_WHOLE) && !replaced) {
+        if (row && (row->flags & CARACAL_ALG_WHOLE) &&
+            !(a->choice->coll == CARACAL_BCAST && budget_arity(a, l, bcast_peers(alg, h->level[l].maxgroup)) > 0)) {
             caracal_log("algo", "pipeline: %s of %zu bytes not chunked: %s=%s keeps it whole", family, bytes,
                         h->level[l].kind, alg.alg);
             return 1;
