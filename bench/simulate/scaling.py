@@ -341,7 +341,13 @@ def load_supplements(doc, base, entries):
     another platform, ppn or metric than `doc`."""
     out = []
     for e in entries:
-        sup = json.loads((Path(base) / e["json"]).read_text())
+        path = Path(base) / e["json"]
+        try:
+            sup = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:  # (before any report file is written)
+            print(f"scaling.py: --supplement {path}: {exc.strerror if isinstance(exc, OSError) else exc}",
+                  file=sys.stderr)
+            sys.exit(2)
         if (sup.get("platform"), sup.get("ppn"), sup.get("metric") == "s16") != \
                 (doc.get("platform"), doc.get("ppn"), doc.get("metric") == "s16"):
             continue

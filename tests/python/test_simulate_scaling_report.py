@@ -117,6 +117,18 @@ def test_without_supplements_the_tables_own_numbers_stand(results):
     assert rows["bcast 4096"][0] == "30.0 [1]\u2020" and rows["bcast 4096"][-1] == "7.21x"
 
 
+@pytest.mark.parametrize("name,text", [("missing.json", None), ("broken.json", "{")])
+def test_a_bad_supplement_is_one_line_and_exit_2(results, name, text):
+    if text is not None:
+        (results / name).write_text(text)
+    cmd = [sys.executable, str(ROOT / "bench" / "simulate" / "scaling.py"), "--report",
+           "--json", str(results / "main.json"), "--supplement", name]
+    p = subprocess.run(cmd, capture_output=True, text=True, env={"PYTHONPATH": str(ROOT / "python"),
+                                                                "PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg"})
+    assert p.returncode == 2 and p.stderr.startswith(f"scaling.py: --supplement {results / name}: ")
+    assert len(p.stderr.strip().splitlines()) == 1 and not (results / "main.md").exists()
+
+
 def test_rule_choice_reads_the_radix_each_level_really_runs():
     env = scaling.CARACAL_ENV
     # 8 leaders: scatter_allgather:8 runs the rounds of :32 (bcast_scatter_allgather.c: k > n runs as n)
